@@ -1,0 +1,69 @@
+# msivm: one build for the VMM, the probe guest and the tests.
+#   make            build/msivm and build/guest/probe.elf
+#   make check      unit + end-to-end tests, then the same under ASan+UBSan
+#   make sanitize   build-san/msivm and the unit tests with ASan+UBSan
+BUILD   ?= build
+CC      ?= gcc
+VERSION := 0.1.0
+
+CFLAGS_BASE := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wvla \
+               -Wno-unused-parameter -D_GNU_SOURCE -DMSIVM_VERSION=\"$(VERSION)\" \
+               -Isrc -MMD -MP
+SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ifeq ($(SANITIZE),1)
+CFLAGS_BASE += $(SAN_FLAGS)
+LDFLAGS     += $(SAN_FLAGS)
+endif
+CFLAGS  += $(CFLAGS_BASE)
+LDLIBS  += -lpthread
+
+# Everything but main.c goes into a static library the tests link against.
+LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libmsivm.a
+
+UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all check unit e2e sanitize check-sanitize clean bench
+all: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/msivm: $(BUILD)/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+e2e: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+	MSIVM=$(BUILD)/msivm PROBE=$(BUILD)/guest/probe.elf tests/e2e/run.sh
+
+# The sanitizer build lives in its own tree; the guest is not instrumented.
+sanitize:
+	$(MAKE) BUILD=build-san SANITIZE=1 build-san/msivm $(patsubst $(BUILD)/%,build-san/%,$(UNIT_BINS))
+
+check-sanitize: sanitize $(BUILD)/guest/probe.elf
+	$(MAKE) BUILD=build-san SANITIZE=1 unit
+	MSIVM=build-san/msivm PROBE=$(BUILD)/guest/probe.elf tests/e2e/run.sh
+
+check: all unit e2e check-sanitize
+
+bench: all
+	bench/boot.sh
+
+clean:
+	rm -rf build build-san
+
+include guest/guest.mk
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,50 @@
+/* Boot registers: PVH 32-bit protected-mode entry state for the boot vCPU. */
+#include "arch/x86/boot_regs.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#define CR0_PE 0x1ULL
+#define CR0_ET 0x10ULL
+#define SEG_TYPE_CODE_RX_ACCESSED 0xb
+#define SEG_TYPE_DATA_RW_ACCESSED 0x3
+#define SEG_TYPE_TSS32_BUSY       0xb
+
+static struct kvm_segment flat_segment(uint16_t selector, uint8_t type)
+{
+	return (struct kvm_segment){
+		.base = 0, .limit = 0xffffffff, .selector = selector, .type = type,
+		.present = 1, .dpl = 0, .db = 1, .s = 1, .l = 0, .g = 1,
+	};
+}
+
+int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct error *err)
+{
+	struct kvm_sregs sregs;
+	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs))
+		return error_set(err, -errno, "KVM_GET_SREGS failed: %s", strerror(errno));
+
+	sregs.cs = flat_segment(0x8, SEG_TYPE_CODE_RX_ACCESSED);
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss =
+		flat_segment(0x10, SEG_TYPE_DATA_RW_ACCESSED);
+	sregs.tr = (struct kvm_segment){
+		.base = 0, .limit = 0x67, .selector = 0x18, .type = SEG_TYPE_TSS32_BUSY,
+		.present = 1, .s = 0,
+	};
+	sregs.cr0 = CR0_PE | CR0_ET;
+	sregs.cr4 = 0;
+	sregs.efer = 0;
+	if (ioctl(vcpu_fd, KVM_SET_SREGS, &sregs))
+		return error_set(err, -errno, "KVM_SET_SREGS failed: %s", strerror(errno));
+
+	struct kvm_regs regs;
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = entry;
+	regs.rbx = start_info;
+	regs.rflags = 0x2; /* reserved bit 1; IF and VM clear */
+	if (ioctl(vcpu_fd, KVM_SET_REGS, &regs))
+		return error_set(err, -errno, "KVM_SET_REGS failed: %s", strerror(errno));
+	return 0;
+}

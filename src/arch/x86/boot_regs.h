@@ -1,0 +1,14 @@
+/* Boot registers: the vCPU state a kernel entry protocol asks for. */
+#ifndef MSIVM_ARCH_X86_BOOT_REGS_H
+#define MSIVM_ARCH_X86_BOOT_REGS_H
+
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Puts the boot vCPU in the state the PVH ABI defines: 32-bit protected mode,
+ * paging off, flat 4 GiB code and data segments, a busy 32-bit TSS,
+ * interrupts off, %ebx = `start_info`, %eip = `entry`. Returns 0 or -errno. */
+int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct error *err);
+
+#endif

@@ -1,0 +1,186 @@
+/* main: command line -> VM config -> build, boot and run the VM; the only place that exits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/x86/boot.h"
+#include "arch/x86/layout.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "vmm/vm.h"
+
+/* Exit statuses of msivm itself; a guest's debug-exit byte V is returned as V. */
+#define EXIT_MSIVM_ERROR 125 /* bad usage or host problem: nothing ran */
+#define EXIT_GUEST_CRASH 126 /* guest stopped without debug-exit (triple fault, emulation failure) */
+
+static const char usage_text[] =
+	"usage: msivm run --kernel FILE [options]\n"
+	"       msivm --help | --version\n"
+	"\n"
+	"msivm run: boot a kernel (an ELF with a PVH entry note) in a KVM microVM.\n"
+	"  --kernel FILE      kernel image to boot (required)\n"
+	"  --cmdline STR      kernel command line\n"
+	"  --mem SIZE         guest RAM, e.g. 256M or 1G (default 256M)\n"
+	"  --cpus N           number of vCPUs, 1-255 (default 1)\n"
+	"  --serial FILE      write COM1 output to FILE instead of standard output\n"
+	"  --pit              create the in-kernel i8254 PIT\n"
+	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
+	"  -v, --verbose      more log lines (repeat for debug)\n"
+	"  -q, --quiet        errors only\n"
+	"\n"
+	"Exit status: the byte the guest wrote to port 0xf4 (debug-exit; QEMU's\n"
+	"isa-debug-exit would give (byte << 1) | 1), 125 if msivm could not run the\n"
+	"guest, 126 if the guest crashed, 128+N after signal N.\n";
+
+struct run_opts {
+	const char *kernel;
+	const char *cmdline;
+	const char *serial;
+	struct vm_config vm;
+};
+
+/* Prints "msivm: <msg>" and a hint to stderr; returns the usage exit code. */
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "msivm: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see msivm --help)\n");
+	return EXIT_MSIVM_ERROR;
+}
+
+enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM };
+
+static const struct option run_options[] = {
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "pit", no_argument, NULL, OPT_PIT },
+	{ "kvm-device", required_argument, NULL, OPT_KVM },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0, 0, 0, 0 },
+};
+
+/* Parses `msivm run` options. Returns -1 on success or an exit status. */
+static int parse_run(int argc, char **argv, struct run_opts *o)
+{
+	uint64_t v;
+	int verbosity = LOG_WARN, c;
+	*o = (struct run_opts){
+		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1 },
+	};
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":vqh", run_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_KERNEL: o->kernel = optarg; break;
+		case OPT_CMDLINE: o->cmdline = optarg; break;
+		case OPT_SERIAL: o->serial = optarg; break;
+		case OPT_PIT: o->vm.pit = true; break;
+		case OPT_KVM: o->vm.kvm_path = optarg; break;
+		case 'v': verbosity = verbosity < LOG_DEBUG ? verbosity + 1 : LOG_DEBUG; break;
+		case 'q': verbosity = LOG_ERROR; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case OPT_MEM:
+			if (parse_size(optarg, &v))
+				return usage_error("bad --mem size '%s': use a number with K, M or G", optarg);
+			if (v < GUEST_MEM_MIN || v > GUEST_MEM_MAX || v % (4 * KiB))
+				return usage_error("--mem %s is out of range: 2M to 1T, a multiple of 4K",
+						   optarg);
+			o->vm.mem_size = v;
+			break;
+		case OPT_CPUS:
+			if (parse_uint(optarg, 1, 255, &v))
+				return usage_error("bad --cpus '%s': use a number from 1 to 255", optarg);
+			o->vm.ncpus = (uint32_t)v;
+			break;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->kernel)
+		return usage_error("%s: --kernel FILE is required", "run");
+	log_set_level((enum log_level)verbosity);
+	return -1;
+}
+
+static int exit_status_of(const struct vm *vm)
+{
+	switch ((enum vm_end)atomic_load(&vm->end)) {
+	case VM_END_GUEST_EXIT:
+	case VM_END_SIGNAL:
+		return vm->exit_status;
+	default:
+		return EXIT_GUEST_CRASH;
+	}
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	int status = parse_run(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	if (o.serial) {
+		o.vm.serial_fd = open(o.serial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (o.vm.serial_fd < 0) {
+			fprintf(stderr, "msivm: cannot open serial output '%s': %s\n", o.serial,
+				strerror(errno));
+			return EXIT_MSIVM_ERROR;
+		}
+	}
+	if (vm_signals_init()) {
+		fprintf(stderr, "msivm: cannot set up signal handling\n");
+		return EXIT_MSIVM_ERROR;
+	}
+	struct vm *vm = calloc(1, sizeof(*vm));
+	struct error err = { "" };
+	if (!vm) {
+		fprintf(stderr, "msivm: out of memory\n");
+		return EXIT_MSIVM_ERROR;
+	}
+	status = EXIT_MSIVM_ERROR;
+	if (vm_create(vm, &o.vm, &err) == 0) {
+		if (x86_boot_kernel(vm, o.kernel, o.cmdline, &err) == 0 && vm_run(vm, &err) == 0)
+			status = exit_status_of(vm);
+		vm_destroy(vm);
+	}
+	if (status == EXIT_MSIVM_ERROR)
+		fprintf(stderr, "msivm: %s\n", err.msg);
+	free(vm);
+	if (o.serial)
+		close(o.vm.serial_fd);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return EXIT_MSIVM_ERROR;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("msivm %s\n", MSIVM_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	fprintf(stderr, "msivm: unknown command '%s' (see msivm --help)\n", cmd);
+	return EXIT_MSIVM_ERROR;
+}

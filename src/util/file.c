@@ -1,0 +1,46 @@
+/* Files: map a user-supplied image read-only with clear errors. */
+#include "util/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int file_map(const char *path, const char *what, struct mapped_file *f, struct error *err)
+{
+	f->data = NULL;
+	f->size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, -errno, "cannot open %s '%s': %s", what, path, strerror(errno));
+	struct stat st;
+	int ret = 0;
+	if (fstat(fd, &st)) {
+		ret = error_set(err, -errno, "cannot stat %s '%s': %s", what, path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = error_set(err, -EINVAL, "%s '%s' is not a regular file", what, path);
+	} else if (st.st_size == 0) {
+		ret = error_set(err, -ENOEXEC, "%s '%s' is empty", what, path);
+	} else {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			ret = error_set(err, -errno, "cannot map %s '%s': %s", what, path,
+					strerror(errno));
+		} else {
+			f->data = p;
+			f->size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+void file_unmap(struct mapped_file *f)
+{
+	if (f->data)
+		munmap((void *)f->data, f->size);
+	f->data = NULL;
+	f->size = 0;
+}

@@ -1,0 +1,23 @@
+/* Files: read-only mappings of user-supplied images (kernels, later disks' metadata). */
+#ifndef MSIVM_UTIL_FILE_H
+#define MSIVM_UTIL_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+struct mapped_file {
+	const uint8_t *data;
+	size_t size;
+};
+
+/* Maps `path` read-only. `what` names the file in messages ("kernel").
+ * Returns 0, or -errno with a message naming the file and the problem
+ * (missing, unreadable, a directory, empty). */
+int file_map(const char *path, const char *what, struct mapped_file *f, struct error *err);
+
+/* Unmaps a file mapped by file_map. */
+void file_unmap(struct mapped_file *f);
+
+#endif

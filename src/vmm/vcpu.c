@@ -1,0 +1,168 @@
+/* vCPU: KVM_RUN loop; port and MMIO exits go to the buses, fatal exits stop the VM. */
+#include "vmm/vcpu.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arch/x86/fault.h"
+#include "util/log.h"
+#include "vmm/vm.h"
+
+int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
+{
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->vm = vm;
+	cpu->id = id;
+	cpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
+	if (cpu->fd < 0)
+		return error_set(err, -errno, "cannot create vCPU %u: %s", id, strerror(errno));
+	cpu->run = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, cpu->fd, 0);
+	if (cpu->run == MAP_FAILED) {
+		int e = errno;
+		close(cpu->fd);
+		cpu->fd = -1;
+		cpu->run = NULL;
+		return error_set(err, -e, "cannot map vCPU %u state: %s", id, strerror(e));
+	}
+	return 0;
+}
+
+static void handle_io(struct vcpu *cpu)
+{
+	struct kvm_run *run = cpu->run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size) {
+		if (run->io.direction == KVM_EXIT_IO_OUT)
+			bus_write(&cpu->vm->pio, run->io.port, data, run->io.size);
+		else
+			bus_read(&cpu->vm->pio, run->io.port, data, run->io.size);
+	}
+}
+
+static void handle_mmio(struct vcpu *cpu)
+{
+	struct kvm_run *run = cpu->run;
+	if (run->mmio.is_write)
+		bus_write(&cpu->vm->mmio, run->mmio.phys_addr, run->mmio.data, run->mmio.len);
+	else
+		bus_read(&cpu->vm->mmio, run->mmio.phys_addr, run->mmio.data, run->mmio.len);
+}
+
+/* Logs a fatal exit with the guest's registers and instruction bytes. */
+static void report_fault(struct vcpu *cpu, const char *what)
+{
+	char where[256];
+	x86_describe_fault(cpu->fd, &cpu->vm->mem, where, sizeof(where));
+	log_err("vCPU %u: %s at %s", cpu->id, what, where);
+}
+
+/* Handles one exit. Returns false when this vCPU should stop. */
+static bool handle_exit(struct vcpu *cpu)
+{
+	struct kvm_run *run = cpu->run;
+	struct vm *vm = cpu->vm;
+	char what[96];
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		handle_io(cpu);
+		return true;
+	case KVM_EXIT_MMIO:
+		handle_mmio(cpu);
+		return true;
+	case KVM_EXIT_INTR:
+		return true;
+	case KVM_EXIT_HLT:
+		/* Only reached without an in-kernel LAPIC; msivm always has one. */
+		log_warn("vCPU %u: halted with no in-kernel LAPIC", cpu->id);
+		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
+		return false;
+	case KVM_EXIT_SHUTDOWN:
+		report_fault(cpu, "guest shut down (triple fault)");
+		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
+		return false;
+	case KVM_EXIT_SYSTEM_EVENT:
+		log_info("vCPU %u: guest system event %u", cpu->id, run->system_event.type);
+		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
+		return false;
+	case KVM_EXIT_INTERNAL_ERROR:
+		snprintf(what, sizeof(what), "KVM internal error (suberror %u%s)",
+			 run->internal.suberror,
+			 run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
+				 ? ": instruction emulation failed" : "");
+		report_fault(cpu, what);
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return false;
+	case KVM_EXIT_FAIL_ENTRY:
+		snprintf(what, sizeof(what), "VM entry failed (reason 0x%llx)",
+			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+		report_fault(cpu, what);
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return false;
+	default:
+		snprintf(what, sizeof(what), "unexpected exit reason %u", run->exit_reason);
+		report_fault(cpu, what);
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return false;
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *cpu = arg;
+	struct vm *vm = cpu->vm;
+	char name[16];
+	snprintf(name, sizeof(name), "msivm-vcpu%u", cpu->id);
+	pthread_setname_np(pthread_self(), name);
+
+	while (atomic_load(&vm->end) == VM_RUNNING) {
+		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			log_err("vCPU %u: KVM_RUN failed: %s", cpu->id, strerror(errno));
+			vm_request_stop(vm, VM_END_ERROR, 0);
+			break;
+		}
+		if (!handle_exit(cpu))
+			break;
+	}
+	return NULL;
+}
+
+int vcpu_start(struct vcpu *cpu)
+{
+	int ret = pthread_create(&cpu->thread, NULL, vcpu_thread, cpu);
+	if (ret)
+		return -ret;
+	cpu->started = true;
+	return 0;
+}
+
+void vcpu_kick(struct vcpu *cpu)
+{
+	if (!cpu->started)
+		return;
+	/* immediate_exit covers the window between the loop's check of vm->end
+	 * and KVM_RUN; the signal interrupts a KVM_RUN already in progress. */
+	__atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	pthread_kill(cpu->thread, SIGUSR1);
+}
+
+void vcpu_destroy(struct vcpu *cpu)
+{
+	if (cpu->started) {
+		pthread_join(cpu->thread, NULL);
+		cpu->started = false;
+	}
+	if (cpu->run)
+		munmap(cpu->run, (size_t)cpu->vm->run_size);
+	if (cpu->fd >= 0)
+		close(cpu->fd);
+	cpu->run = NULL;
+	cpu->fd = -1;
+}

@@ -1,0 +1,259 @@
+/* VM: creation order (KVM, irqchip, RAM, devices, vCPUs), the run loop and stopping. */
+#include "vmm/vm.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/layout.h"
+#include "irq/irqchip.h"
+#include "util/log.h"
+#include "vmm/kvm.h"
+#include "vmm/vcpu.h"
+
+#define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
+
+static void kick_handler(int sig) { (void)sig; }
+
+int vm_signals_init(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	struct sigaction sa = { .sa_handler = kick_handler }; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGUSR1, &sa, NULL) ? -errno : 0;
+}
+
+void vm_request_stop(struct vm *vm, enum vm_end why, int status)
+{
+	int expected = VM_RUNNING;
+	if (!atomic_compare_exchange_strong(&vm->end, &expected, (int)why))
+		return;
+	vm->exit_status = status;
+	uint64_t one = 1;
+	if (write(vm->stop_fd, &one, sizeof(one)) != sizeof(one))
+		log_err("cannot wake the event loop: %s", strerror(errno));
+}
+
+static void on_stop_fd(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	uint64_t v;
+	if (read(vm->stop_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_warn("stop eventfd: %s", strerror(errno));
+}
+
+static void on_signal(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	struct signalfd_siginfo si;
+	if (read(vm->signal_fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	log_info("received signal %u, stopping the VM", si.ssi_signo);
+	vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+}
+
+static int setup_loop(struct vm *vm, struct error *err)
+{
+	int ret = evloop_init(&vm->loop);
+	if (ret)
+		return error_set(err, ret, "epoll_create1: %s", strerror(-ret));
+	vm->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->stop_fd < 0)
+		return error_set(err, -errno, "eventfd: %s", strerror(errno));
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	vm->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (vm->signal_fd < 0)
+		return error_set(err, -errno, "signalfd: %s", strerror(errno));
+	vm->stop_handler = (struct evloop_handler){ on_stop_fd, vm };
+	vm->signal_handler = (struct evloop_handler){ on_signal, vm };
+	if ((ret = evloop_add(&vm->loop, vm->stop_fd, EPOLLIN, &vm->stop_handler)) ||
+	    (ret = evloop_add(&vm->loop, vm->signal_fd, EPOLLIN, &vm->signal_handler)))
+		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
+	return 0;
+}
+
+static int setup_kvm(struct vm *vm, struct error *err)
+{
+	vm->kvm_fd = kvm_open(vm->cfg.kvm_path, err);
+	if (vm->kvm_fd < 0)
+		return vm->kvm_fd;
+	vm->run_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->run_size < (int)sizeof(struct kvm_run))
+		return error_set(err, -EINVAL, "KVM_GET_VCPU_MMAP_SIZE failed");
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0)
+		return error_set(err, -errno, "KVM_CREATE_VM failed: %s", strerror(errno));
+	int ret = kvm_check_vm_caps(vm->vm_fd, vm->cfg.pit, err);
+	if (ret)
+		return ret;
+	int max = kvm_cap(vm->vm_fd, KVM_CAP_MAX_VCPUS);
+	if (max > 0 && vm->cfg.ncpus > (uint32_t)max)
+		return error_set(err, -EINVAL, "%u vCPUs requested; KVM allows %d", vm->cfg.ncpus, max);
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, TSS_ADDR))
+		return error_set(err, -errno, "KVM_SET_TSS_ADDR failed: %s", strerror(errno));
+	/* The irqchip goes first: creating it after the memory slots is slower. */
+	ret = irqchip_create(vm->vm_fd, err);
+	if (ret)
+		return ret;
+	if (vm->cfg.pit) {
+		struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+		if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit))
+			return error_set(err, -errno, "KVM_CREATE_PIT2 failed: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static int setup_memory(struct vm *vm, struct error *err)
+{
+	int ret = guest_mem_alloc(&vm->mem, vm->cfg.mem_size, MMIO_HOLE_START, MMIO_HOLE_END);
+	if (ret)
+		return error_set(err, ret, "cannot map %llu MiB of guest RAM: %s",
+				 (unsigned long long)(vm->cfg.mem_size >> 20), strerror(-ret));
+	for (uint32_t i = 0; i < vm->mem.nregions; i++) {
+		const struct guest_mem_region *r = &vm->mem.regions[i];
+		struct kvm_userspace_memory_region slot = {
+			.slot = i, .guest_phys_addr = r->gpa, .memory_size = r->size,
+			.userspace_addr = (uintptr_t)r->host,
+		};
+		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &slot))
+			return error_set(err, -errno, "KVM_SET_USER_MEMORY_REGION failed: %s",
+					 strerror(errno));
+	}
+	return 0;
+}
+
+static void debug_exit_stop(void *opaque, int status)
+{
+	vm_request_stop(opaque, VM_END_GUEST_EXIT, status);
+}
+
+static int setup_devices(struct vm *vm, struct error *err)
+{
+	int ret;
+	if ((ret = bus_init(&vm->pio, "pio")))
+		return error_set(err, ret, "cannot set up the port bus");
+	if ((ret = bus_init(&vm->mmio, "mmio"))) {
+		bus_destroy(&vm->pio);
+		return error_set(err, ret, "cannot set up the MMIO bus");
+	}
+	vm->buses_ready = true;
+	struct irq_line com1_irq = { irqchip_set_level, &vm->vm_fd, UART_COM1_IRQ };
+	if ((ret = uart8250_init(&vm->com1, vm->cfg.serial_fd, com1_irq)))
+		return error_set(err, ret, "cannot set up COM1");
+	vm->com1_ready = true;
+	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
+	if ((ret = bus_register(&vm->pio, UART_COM1_BASE, UART_NREGS, &uart8250_ops, &vm->com1,
+				"com1")) ||
+	    (ret = bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_SIZE, &debug_exit_ops,
+				&vm->dbg, "debug-exit")))
+		return error_set(err, ret, "cannot register legacy devices: %s", strerror(-ret));
+	return 0;
+}
+
+static int setup_vcpus(struct vm *vm, struct error *err)
+{
+	struct kvm_cpuid2 *cpuid = NULL;
+	int ret = cpuid_get_supported(vm->kvm_fd, &cpuid, err);
+	if (ret)
+		return ret;
+	vm->vcpus = calloc(vm->cfg.ncpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		free(cpuid);
+		return error_set(err, -ENOMEM, "out of memory for vCPUs");
+	}
+	for (uint32_t i = 0; i < vm->cfg.ncpus && !ret; i++) {
+		ret = vcpu_create(&vm->vcpus[i], vm, i, err);
+		if (!ret) {
+			vm->ncpus++;
+			ret = cpuid_apply(vm->vcpus[i].fd, cpuid, i, vm->cfg.ncpus, err);
+		}
+	}
+	free(cpuid);
+	return ret;
+}
+
+int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
+{
+	memset(vm, 0, sizeof(*vm));
+	vm->cfg = *cfg;
+	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = -1;
+	vm->loop.epfd = -1;
+	atomic_init(&vm->end, VM_RUNNING);
+
+	int ret;
+	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
+	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
+	    (ret = setup_vcpus(vm, err))) {
+		vm_destroy(vm);
+		return ret;
+	}
+	return 0;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	if (vm->vcpus) {
+		for (uint32_t i = 0; i < vm->ncpus; i++)
+			vcpu_kick(&vm->vcpus[i]);
+		for (uint32_t i = 0; i < vm->ncpus; i++)
+			vcpu_destroy(&vm->vcpus[i]);
+		free(vm->vcpus);
+		vm->vcpus = NULL;
+	}
+	if (vm->com1_ready)
+		uart8250_destroy(&vm->com1);
+	if (vm->buses_ready) {
+		bus_destroy(&vm->pio);
+		bus_destroy(&vm->mmio);
+	}
+	vm->com1_ready = vm->buses_ready = false;
+	guest_mem_free(&vm->mem);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	evloop_destroy(&vm->loop);
+	if (vm->stop_fd >= 0)
+		close(vm->stop_fd);
+	if (vm->signal_fd >= 0)
+		close(vm->signal_fd);
+	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = -1;
+}
+
+int vm_run(struct vm *vm, struct error *err)
+{
+	for (uint32_t i = 0; i < vm->ncpus; i++) {
+		int ret = vcpu_start(&vm->vcpus[i]);
+		if (ret) {
+			error_set(err, ret, "cannot start vCPU %u: %s", i, strerror(-ret));
+			vm_request_stop(vm, VM_END_ERROR, 0);
+			return ret;
+		}
+	}
+	while (atomic_load(&vm->end) == VM_RUNNING) {
+		int n = evloop_run_once(&vm->loop, -1);
+		if (n < 0) {
+			vm_request_stop(vm, VM_END_ERROR, 0);
+			return error_set(err, n, "event loop failed: %s", strerror(-n));
+		}
+	}
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	return 0;
+}

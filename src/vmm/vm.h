@@ -1,0 +1,84 @@
+/* VM: the one struct everything hangs off — KVM fds, RAM, buses, vCPUs, devices, stop state. */
+#ifndef MSIVM_VMM_VM_H
+#define MSIVM_VMM_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus/bus.h"
+#include "devices/debug_exit.h"
+#include "devices/uart8250.h"
+#include "util/error.h"
+#include "vmm/evloop.h"
+#include "vmm/guest_mem.h"
+
+struct vcpu;
+
+struct vm_config {
+	const char *kvm_path;   /* normally "/dev/kvm" */
+	uint64_t mem_size;      /* bytes */
+	uint32_t ncpus;
+	bool pit;               /* create the in-kernel PIT */
+	int serial_fd;          /* where COM1 output goes */
+};
+
+/* Why a VM stopped; the first reason recorded wins. */
+enum vm_end {
+	VM_RUNNING = 0,
+	VM_END_GUEST_EXIT,   /* the guest wrote to the debug-exit port */
+	VM_END_SIGNAL,       /* SIGINT/SIGTERM */
+	VM_END_SHUTDOWN,     /* triple fault or a system event (reset/off) */
+	VM_END_ERROR,        /* KVM or emulation failure */
+};
+
+struct vm {
+	struct vm_config cfg;
+	int kvm_fd;
+	int vm_fd;
+	int run_size;              /* mmap size of struct kvm_run */
+	struct guest_mem mem;
+	struct bus pio;
+	struct bus mmio;
+	uint32_t ncpus;
+	struct vcpu *vcpus;
+
+	struct evloop loop;        /* runs on the thread that calls vm_run */
+	int stop_fd;               /* eventfd: a vCPU asks the loop to stop the VM */
+	int signal_fd;             /* SIGINT/SIGTERM */
+	struct evloop_handler stop_handler, signal_handler;
+
+	_Atomic int end;           /* enum vm_end */
+	int exit_status;           /* valid once end != VM_RUNNING */
+
+	bool buses_ready;          /* pio/mmio initialised */
+	bool com1_ready;
+	struct uart8250 com1;
+	struct debug_exit dbg;
+};
+
+/* Blocks SIGINT/SIGTERM in the calling thread (so every thread created after
+ * inherits the mask and the VM's signalfd receives them) and installs the
+ * no-op SIGUSR1 handler used to kick vCPUs out of KVM_RUN. Call once, in
+ * main, before vm_create. Returns 0 or -errno. */
+int vm_signals_init(void);
+
+/* Creates the VM: opens KVM, checks capabilities, creates the irqchip before
+ * the memory slots, maps RAM, creates the vCPUs and the legacy devices
+ * (COM1, debug-exit). Returns 0 or -errno with a message in *err; on
+ * failure everything created so far is released. */
+int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err);
+
+/* Releases everything vm_create made. Safe on a partly created VM. */
+void vm_destroy(struct vm *vm);
+
+/* Starts every vCPU thread and runs the event loop on the calling thread
+ * until the VM ends. Returns 0 (see vm->end and vm->exit_status) or -errno. */
+int vm_run(struct vm *vm, struct error *err);
+
+/* Records why the VM ends (first caller wins) and wakes the event loop,
+ * which stops the vCPUs. Safe from any thread. */
+void vm_request_stop(struct vm *vm, enum vm_end why, int status);
+
+#endif
