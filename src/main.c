@@ -28,6 +28,8 @@ static const char usage_text[] =
 	"  --cpus N           number of vCPUs, 1-255 (default 1)\n"
 	"  --serial FILE      write COM1 output to FILE instead of standard output\n"
 	"  --pit              create the in-kernel i8254 PIT\n"
+	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
+	"                     vectors=N (MSI-X table size; 0: no MSI-X), or \"\" for defaults\n"
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"
 	"  -q, --quiet        errors only\n"
@@ -52,7 +54,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_MSIVM_ERROR;
 }
 
-enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM };
+enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -62,11 +64,38 @@ static const struct option run_options[] = {
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "pit", no_argument, NULL, OPT_PIT },
 	{ "kvm-device", required_argument, NULL, OPT_KVM },
+	{ "rng", required_argument, NULL, OPT_RNG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0, 0, 0, 0 },
 };
+
+/* Parses a device's interrupt options "irq=MODE,vectors=N" (either may be
+ * missing) into *irq. Returns -1 on success or an exit status. */
+static int parse_irq_opts(const char *opt, const char *arg, struct virtio_pci_config *irq)
+{
+	char buf[256];
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return usage_error("--%s value is too long", opt);
+	*irq = (struct virtio_pci_config){ .mode = IRQ_MODE_MSIX, .vectors = -1 };
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!strncmp(tok, "irq=", 4)) {
+			if (irq_mode_parse(tok + 4, &irq->mode))
+				return usage_error("bad irq mode '%s': use msix, msix-shared, msi or intx",
+						   tok + 4);
+		} else if (!strncmp(tok, "vectors=", 8)) {
+			if (parse_uint(tok + 8, 0, MSIX_MAX_VECTORS, &v))
+				return usage_error("bad vectors '%s': use 0 to 64", tok + 8);
+			irq->vectors = (int)v;
+		} else {
+			return usage_error("unknown device option '%s'", tok);
+		}
+	}
+	return -1;
+}
 
 /* Parses `msivm run` options. Returns -1 on success or an exit status. */
 static int parse_run(int argc, char **argv, struct run_opts *o)
@@ -101,6 +130,16 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				return usage_error("bad --cpus '%s': use a number from 1 to 255", optarg);
 			o->vm.ncpus = (uint32_t)v;
 			break;
+		case OPT_RNG: {
+			if (o->vm.ndevices == VM_MAX_DEVICES)
+				return usage_error("too many devices (at most %s)", "8");
+			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
+			d->type = VM_DEV_RNG;
+			int st = parse_irq_opts("rng", optarg, &d->irq);
+			if (st >= 0)
+				return st;
+			break;
+		}
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:

@@ -122,7 +122,7 @@ static int claim(struct bus *bus, uint64_t addr, uint32_t len, struct bus_range 
 		return -ENOENT;
 	pthread_rwlock_rdlock(&bus->lock);
 	const struct bus_range *r = find(bus, addr);
-	int ok = r && addr - r->base + len <= r->len;
+	int ok = r && len <= r->len - (addr - r->base); /* find() gave addr - base < len */
 	if (ok)
 		*out = *r;
 	pthread_rwlock_unlock(&bus->lock);

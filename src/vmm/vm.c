@@ -14,6 +14,7 @@
 
 #include "arch/x86/cpuid.h"
 #include "arch/x86/layout.h"
+#include "devices/pci_devices.h"
 #include "irq/irqchip.h"
 #include "util/log.h"
 #include "vmm/kvm.h"
@@ -199,7 +200,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	int ret;
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
 	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
-	    (ret = setup_vcpus(vm, err))) {
+	    (ret = pci_devices_create(vm, err)) || (ret = setup_vcpus(vm, err))) {
 		vm_destroy(vm);
 		return ret;
 	}
@@ -216,6 +217,7 @@ void vm_destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	pci_devices_destroy(vm);
 	if (vm->com1_ready)
 		uart8250_destroy(&vm->com1);
 	if (vm->buses_ready) {

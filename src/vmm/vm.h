@@ -10,11 +10,24 @@
 #include "bus/bus.h"
 #include "devices/debug_exit.h"
 #include "devices/uart8250.h"
+#include "devices/virtio_rng.h"
+#include "irq/gsi_routes.h"
+#include "pci/pci_host.h"
 #include "util/error.h"
 #include "vmm/evloop.h"
 #include "vmm/guest_mem.h"
 
 struct vcpu;
+
+#define VM_MAX_DEVICES 8
+
+enum vm_device_type { VM_DEV_RNG };
+
+/* One --rng/--disk/... option as parsed by main. */
+struct vm_device_spec {
+	enum vm_device_type type;
+	struct virtio_pci_config irq;
+};
 
 struct vm_config {
 	const char *kvm_path;   /* normally "/dev/kvm" */
@@ -22,6 +35,8 @@ struct vm_config {
 	uint32_t ncpus;
 	bool pit;               /* create the in-kernel PIT */
 	int serial_fd;          /* where COM1 output goes */
+	struct vm_device_spec devices[VM_MAX_DEVICES];
+	uint32_t ndevices;
 };
 
 /* Why a VM stopped; the first reason recorded wins. */
@@ -56,6 +71,13 @@ struct vm {
 	bool com1_ready;
 	struct uart8250 com1;
 	struct debug_exit dbg;
+
+	bool pci_ready;
+	struct gsi_routes routes;
+	struct pci_host pci;
+	uint64_t pci_next_bar;     /* BAR allocator inside the PCI window */
+	struct virtio_rng *rngs[VM_MAX_DEVICES];
+	uint32_t nrngs;
 };
 
 /* Blocks SIGINT/SIGTERM in the calling thread (so every thread created after

@@ -10,6 +10,12 @@
 #define MMIO_HOLE_START  0xC0000000ULL
 #define MMIO_HOLE_END    0x100000000ULL
 
+/* PCI: BARs are placed in [PCI_MMIO_START, PCI_MMIO_END); the ECAM window
+ * for bus 0 follows. */
+#define PCI_MMIO_START   0xC0000000ULL
+#define PCI_MMIO_END     0xE0000000ULL
+#define PCI_ECAM_BASE    0xE0000000ULL
+
 /* Legacy area: RAM below 640 KiB, then VGA/BIOS space up to 1 MiB. */
 #define LOW_RAM_END      0xA0000ULL
 #define HIGH_MEM_START   0x100000ULL

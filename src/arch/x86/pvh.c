@@ -110,7 +110,7 @@ int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
 
 	/* Pass 1: find the note and validate everything before touching RAM. */
 	uint32_t entry = 0;
-	int have_entry = 0, nload = 0;
+	int have_entry = 0, nload = 0, entry_loaded = 0;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph = &phs[i];
@@ -133,9 +133,12 @@ int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
 				 "(build the kernel with CONFIG_PVH=y)");
 	if (nload == 0)
 		return error_set(err, -ENOEXEC, "the ELF has no loadable segment");
-	if (entry < lo || entry >= hi)
-		return error_set(err, -ENOEXEC, "PVH entry 0x%x is outside the loaded image "
-				 "(0x%" PRIx64 "-0x%" PRIx64 ")", entry, lo, hi);
+	for (unsigned i = 0; i < eh->e_phnum && !entry_loaded; i++)
+		entry_loaded = phs[i].p_type == PT_LOAD && entry >= phs[i].p_paddr &&
+			       entry - phs[i].p_paddr < phs[i].p_memsz;
+	if (!entry_loaded)
+		return error_set(err, -ENOEXEC, "PVH entry 0x%x is not inside any loaded segment "
+				 "(image spans 0x%" PRIx64 "-0x%" PRIx64 ")", entry, lo, hi);
 
 	/* Pass 2: copy. Every range was checked above. */
 	for (unsigned i = 0; i < eh->e_phnum; i++) {

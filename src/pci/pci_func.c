@@ -1,0 +1,193 @@
+/* PCI function: config space semantics (RO/RW/W1C), capability list, BAR sizing and decode-gated mapping. */
+#include "pci/pci_func.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define PCI_CAP_LIST_ID   0
+#define PCI_CAP_LIST_NEXT 1
+#define PCI_CAP_START     0x40
+
+int pci_func_init(struct pci_func *f, const char *name, uint16_t vendor, uint16_t device,
+		  uint32_t class_code, uint16_t subsys_vendor, uint16_t subsys_id,
+		  struct bus *mmio, struct pci_window window)
+{
+	memset(f, 0, sizeof(*f));
+	if (pthread_mutex_init(&f->lock, NULL))
+		return -ENOMEM;
+	f->name = name;
+	f->mmio = mmio;
+	f->window = window;
+	f->cap_end = PCI_CAP_START;
+	pci_cfg_set16(f, PCI_VENDOR_ID, vendor);
+	pci_cfg_set16(f, PCI_DEVICE_ID, device);
+	f->cfg[PCI_REVISION] = 1;
+	f->cfg[PCI_CLASS_PROG] = (uint8_t)class_code;
+	f->cfg[PCI_CLASS_PROG + 1] = (uint8_t)(class_code >> 8);
+	f->cfg[PCI_CLASS_PROG + 2] = (uint8_t)(class_code >> 16);
+	pci_cfg_set16(f, PCI_SUBSYS_VENDOR, subsys_vendor);
+	pci_cfg_set16(f, PCI_SUBSYS_ID, subsys_id);
+	f->cfg[PCI_INT_PIN] = 1; /* INTA# */
+
+	/* Command: I/O, memory, bus master, INTx disable are the guest's. */
+	pci_cfg_set16(f, PCI_COMMAND, 0);
+	f->wmask[PCI_COMMAND] = PCI_CMD_IO | PCI_CMD_MEMORY | PCI_CMD_MASTER;
+	f->wmask[PCI_COMMAND + 1] = PCI_CMD_INTX_DISABLE >> 8;
+	/* Status: error bits 15..11 and 8 are write-1-to-clear, the rest read-only. */
+	f->w1cmask[PCI_STATUS + 1] = 0xf9;
+	f->wmask[0x0c] = 0xff; /* cache line size */
+	f->wmask[0x0d] = 0xff; /* latency timer */
+	f->wmask[PCI_INT_LINE] = 0xff;
+	return 0;
+}
+
+void pci_func_destroy(struct pci_func *f)
+{
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++)
+		if (f->bars[i].mapped)
+			bus_unregister(f->mmio, f->bars[i].mapped_at, f->bars[i].opaque);
+	pthread_mutex_destroy(&f->lock);
+}
+
+int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
+		     const struct bus_ops *ops, void *opaque, const char *name)
+{
+	if (idx >= PCI_NUM_BARS || (is64 && idx + 1 >= PCI_NUM_BARS) || size < 16 ||
+	    (size & (size - 1)) || (!is64 && size > (1ULL << 31)) || f->bars[idx].size)
+		return -EINVAL;
+	f->bars[idx] = (struct pci_bar){ .size = size, .is64 = is64, .ops = ops,
+					 .opaque = opaque, .name = name };
+	uint32_t off = PCI_BAR0 + idx * 4;
+	uint64_t mask = ~(size - 1);
+	pci_cfg_set32(f, off, is64 ? PCI_BAR_MEM64 : 0);
+	/* Writable address bits follow the size; the low 4 type bits are read-only. */
+	uint32_t lo_mask = (uint32_t)mask & ~0xfu;
+	memcpy(&f->wmask[off], &lo_mask, 4);
+	if (is64) {
+		uint32_t hi_mask = (uint32_t)(mask >> 32);
+		memcpy(&f->wmask[off + 4], &hi_mask, 4);
+	}
+	return 0;
+}
+
+uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx)
+{
+	uint32_t off = PCI_BAR0 + idx * 4;
+	uint64_t addr = pci_cfg_get32(f, off) & ~0xfULL;
+	if (f->bars[idx].is64)
+		addr |= (uint64_t)pci_cfg_get32(f, off + 4) << 32;
+	return addr;
+}
+
+void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr)
+{
+	uint32_t off = PCI_BAR0 + idx * 4;
+	pci_cfg_set32(f, off, ((uint32_t)addr & ~0xfu) | (f->bars[idx].is64 ? PCI_BAR_MEM64 : 0));
+	if (f->bars[idx].is64)
+		pci_cfg_set32(f, off + 4, (uint32_t)(addr >> 32));
+}
+
+/* Maps or unmaps each BAR to match decode and its address (lock held). A BAR
+ * the guest placed outside the window or over another range stays unmapped. */
+static void update_bars(struct pci_func *f)
+{
+	bool decode = pci_cfg_get16(f, PCI_COMMAND) & PCI_CMD_MEMORY;
+	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
+		struct pci_bar *b = &f->bars[i];
+		if (!b->size)
+			continue;
+		uint64_t addr = pci_func_bar_addr(f, i);
+		if (b->mapped && (!decode || addr != b->mapped_at)) {
+			bus_unregister(f->mmio, b->mapped_at, b->opaque);
+			b->mapped = false;
+			if (f->ops && f->ops->bar_moved)
+				f->ops->bar_moved(f->opaque, i, false, b->mapped_at);
+		}
+		if (!decode || b->mapped)
+			continue;
+		bool sizing = addr == (~(b->size - 1) & (b->is64 ? ~0ULL : 0xffffffffULL) & ~0xfULL);
+		bool inside = addr >= f->window.start && addr <= f->window.end &&
+			      b->size <= f->window.end - addr;
+		int ret = inside ? bus_register(f->mmio, addr, b->size, b->ops, b->opaque, b->name)
+				 : -ERANGE;
+		if (ret == 0) {
+			b->mapped = true;
+			b->mapped_at = addr;
+			if (f->ops && f->ops->bar_moved)
+				f->ops->bar_moved(f->opaque, i, true, addr);
+			continue;
+		}
+		f->refused_maps++;
+		if (!sizing)
+			log_ratelimited(&f->rl, LOG_WARN,
+					"%s: BAR%u at 0x%" PRIx64 " (size 0x%" PRIx64 ") not mapped: %s",
+					f->name, i, addr, b->size,
+					ret == -ERANGE ? "outside the PCI MMIO window"
+						       : "overlaps another device or region");
+	}
+}
+
+int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint8_t *wmask)
+{
+	if (len < 2 || (uint32_t)f->cap_end + len > PCI_CFG_SIZE)
+		return -ENOSPC;
+	uint8_t off = f->cap_end;
+	f->cfg[off + PCI_CAP_LIST_ID] = cap_id;
+	f->cfg[off + PCI_CAP_LIST_NEXT] = 0;
+	if (wmask)
+		memcpy(&f->wmask[off + 2], wmask + 2, len - 2u);
+	if (f->last_cap)
+		f->cfg[f->last_cap + PCI_CAP_LIST_NEXT] = off;
+	else
+		f->cfg[PCI_CAP_PTR] = off;
+	f->last_cap = off;
+	pci_cfg_set16(f, PCI_STATUS, pci_cfg_get16(f, PCI_STATUS) | PCI_STATUS_CAPS);
+	f->cap_end = (uint8_t)((off + len + 3) & ~3u);
+	if (f->cap_end == 0) /* wrapped: the space is full */
+		f->cap_end = 0xff;
+	return off;
+}
+
+static bool access_ok(uint32_t offset, uint32_t len)
+{
+	return (len == 1 || len == 2 || len == 4) && offset % len == 0 && offset + len <= PCI_CFG_SIZE;
+}
+
+uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)
+{
+	if (!access_ok(offset, len)) {
+		log_ratelimited(&f->rl, LOG_INFO, "%s: bad config read of %u bytes at 0x%x",
+				f->name, len, offset);
+		return len >= 4 ? 0xffffffffu : (1u << (len * 8)) - 1;
+	}
+	uint32_t v = 0;
+	pthread_mutex_lock(&f->lock);
+	for (uint32_t i = 0; i < len; i++)
+		v |= (uint32_t)f->cfg[offset + i] << (8 * i);
+	pthread_mutex_unlock(&f->lock);
+	return v;
+}
+
+void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint32_t value)
+{
+	if (!access_ok(offset, len)) {
+		log_ratelimited(&f->rl, LOG_INFO, "%s: bad config write of %u bytes at 0x%x",
+				f->name, len, offset);
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	for (uint32_t i = 0; i < len; i++) {
+		uint8_t v = (uint8_t)(value >> (8 * i));
+		uint32_t o = offset + i;
+		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | (v & f->wmask[o]));
+		f->cfg[o] &= (uint8_t)~(v & f->w1cmask[o]);
+	}
+	bool touches_bars = offset < PCI_BAR0 + 4 * PCI_NUM_BARS && offset + len > PCI_BAR0;
+	bool touches_cmd = offset < PCI_COMMAND + 2 && offset + len > PCI_COMMAND;
+	if (touches_bars || touches_cmd)
+		update_bars(f);
+	if (f->ops && f->ops->config_written)
+		f->ops->config_written(f->opaque, offset, len);
+	pthread_mutex_unlock(&f->lock);
+}

@@ -1,0 +1,136 @@
+/* PCI function: a type-0 config space with read-only, writable and write-1-to-clear bits, BARs mapped by decode. */
+#ifndef MSIVM_PCI_PCI_FUNC_H
+#define MSIVM_PCI_PCI_FUNC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus/bus.h"
+#include "util/log.h"
+
+#define PCI_CFG_SIZE      256
+#define PCI_NUM_BARS      6
+
+/* Standard header offsets and bits used across msivm. */
+#define PCI_VENDOR_ID     0x00
+#define PCI_DEVICE_ID     0x02
+#define PCI_COMMAND       0x04
+#define PCI_STATUS        0x06
+#define PCI_REVISION      0x08
+#define PCI_CLASS_PROG    0x09
+#define PCI_HEADER_TYPE   0x0e
+#define PCI_BAR0          0x10
+#define PCI_SUBSYS_VENDOR 0x2c
+#define PCI_SUBSYS_ID     0x2e
+#define PCI_CAP_PTR       0x34
+#define PCI_INT_LINE      0x3c
+#define PCI_INT_PIN       0x3d
+#define PCI_CMD_IO        0x0001
+#define PCI_CMD_MEMORY    0x0002
+#define PCI_CMD_MASTER    0x0004
+#define PCI_CMD_INTX_DISABLE 0x0400
+#define PCI_STATUS_INTX   0x0008
+#define PCI_STATUS_CAPS   0x0010
+#define PCI_BAR_MEM64     0x04
+
+/* The MMIO window BARs may be placed in, and the mapping rules' view of RAM. */
+struct pci_window {
+	uint64_t start, end;   /* [start, end) */
+};
+
+struct pci_bar {
+	uint64_t size;         /* power of two >= 16; 0: BAR not implemented */
+	bool is64;
+	uint64_t mapped_at;    /* guest address while mapped */
+	bool mapped;
+	const struct bus_ops *ops;
+	void *opaque;
+	const char *name;
+};
+
+struct pci_func;
+
+/* Hooks of whoever owns the function (the virtio transport). Optional. */
+struct pci_func_ops {
+	/* Called after a guest config write landed in [offset, offset+len),
+	 * with the function's lock held, so capability owners (MSI, MSI-X)
+	 * can pick up their registers. */
+	void (*config_written)(void *opaque, uint32_t offset, uint32_t len);
+	/* Called when BAR `idx` gets mapped at `addr` or unmapped (mapped ==
+	 * false), with the function's lock held: lets the owner move what KVM
+	 * must know by address, such as ioeventfds. */
+	void (*bar_moved)(void *opaque, unsigned idx, bool mapped, uint64_t addr);
+};
+
+struct pci_func {
+	pthread_mutex_t lock;
+	const char *name;
+	uint8_t devfn;
+	uint8_t cfg[PCI_CFG_SIZE];
+	uint8_t wmask[PCI_CFG_SIZE];    /* bits the guest may write */
+	uint8_t w1cmask[PCI_CFG_SIZE];  /* bits a written 1 clears */
+	uint8_t cap_end;                /* next free config offset for a capability */
+	uint8_t last_cap;               /* offset of the last capability, 0 if none */
+	struct pci_bar bars[PCI_NUM_BARS];
+	struct bus *mmio;
+	struct pci_window window;
+	const struct pci_func_ops *ops;
+	void *opaque;
+	struct ratelimit rl;
+	uint64_t refused_maps;          /* BAR placements refused (overlap, outside window) */
+};
+
+/* Sets up a function's header: ids, class (24 bits: class, subclass,
+ * prog-if), interrupt pin A, status with the capability list. BARs are
+ * mapped on `mmio` inside `window` while memory decode is on.
+ * Returns 0 or -errno. */
+int pci_func_init(struct pci_func *f, const char *name, uint16_t vendor, uint16_t device,
+		  uint32_t class_code, uint16_t subsys_vendor, uint16_t subsys_id,
+		  struct bus *mmio, struct pci_window window);
+void pci_func_destroy(struct pci_func *f);
+
+/* Declares memory BAR `idx` of `size` bytes (a power of two >= 16); a 64-bit
+ * BAR also takes idx+1. Its accesses go to `ops`/`opaque`. Returns 0 or
+ * -EINVAL. Call before the guest runs. */
+int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
+		     const struct bus_ops *ops, void *opaque, const char *name);
+
+/* Programs BAR `idx` to `addr`, as firmware would, without enabling decode. */
+void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr);
+
+/* The address BAR `idx` currently holds (not necessarily mapped). */
+uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx);
+
+/* Appends a capability of `len` bytes (>= 2) with id `cap_id` to the list.
+ * Returns its config offset, or -ENOSPC. `wmask` (len bytes, may be NULL for
+ * read-only) gives the guest-writable bits of the capability body. */
+int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint8_t *wmask);
+
+/* Guest config accesses: `offset` must be aligned to `len` (1, 2 or 4) and
+ * inside the 256-byte space; other accesses read all-ones / are dropped
+ * and logged. Reads and writes take the function's lock. */
+uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len);
+void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint32_t value);
+
+/* Little-endian accessors for the owner's use on f->cfg (lock held or before running). */
+static inline uint16_t pci_cfg_get16(const struct pci_func *f, uint32_t off)
+{
+	return (uint16_t)(f->cfg[off] | f->cfg[off + 1] << 8);
+}
+static inline uint32_t pci_cfg_get32(const struct pci_func *f, uint32_t off)
+{
+	return (uint32_t)pci_cfg_get16(f, off) | (uint32_t)pci_cfg_get16(f, off + 2) << 16;
+}
+static inline void pci_cfg_set16(struct pci_func *f, uint32_t off, uint16_t v)
+{
+	f->cfg[off] = (uint8_t)v;
+	f->cfg[off + 1] = (uint8_t)(v >> 8);
+}
+static inline void pci_cfg_set32(struct pci_func *f, uint32_t off, uint32_t v)
+{
+	pci_cfg_set16(f, off, (uint16_t)v);
+	pci_cfg_set16(f, off + 2, (uint16_t)(v >> 16));
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* Virtio-pci modern transport: capabilities, common/notify/ISR/device regions, status machine, interrupt modes. */
+#ifndef MSIVM_VIRTIO_VIRTIO_PCI_H
+#define MSIVM_VIRTIO_VIRTIO_PCI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "irq/gsi_routes.h"
+#include "pci/msi.h"
+#include "pci/msix.h"
+#include "pci/pci_func.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "virtio/virtio_dev.h"
+#include "virtio/virtq.h"
+#include "vmm/evloop.h"
+
+#define VIRTIO_PCI_MAX_QUEUES 16
+#define VIRTIO_NO_VECTOR      0xffff
+
+#define VIRTIO_STATUS_ACK         0x01
+#define VIRTIO_STATUS_DRIVER      0x02
+#define VIRTIO_STATUS_DRIVER_OK   0x04
+#define VIRTIO_STATUS_FEATURES_OK 0x08
+#define VIRTIO_STATUS_NEEDS_RESET 0x40
+#define VIRTIO_STATUS_FAILED      0x80
+
+/* How the device signals the guest; chosen per device on the command line. */
+enum irq_mode {
+	IRQ_MODE_MSIX,         /* one MSI-X vector per queue plus one for config */
+	IRQ_MODE_MSIX_SHARED,  /* one vector shared by all queues plus one for config */
+	IRQ_MODE_MSI,          /* plain MSI capability, no MSI-X */
+	IRQ_MODE_INTX,         /* no MSI/MSI-X capability: IOAPIC pin, ISR */
+};
+
+/* Parses "msix", "msix-shared", "msi" or "intx". Returns 0 or -EINVAL. */
+int irq_mode_parse(const char *s, enum irq_mode *out);
+const char *irq_mode_name(enum irq_mode m);
+
+struct virtio_pci_config {
+	enum irq_mode mode;
+	int vectors;              /* MSI-X table size; -1: derive from mode; 0: no MSI-X */
+};
+
+struct virtio_pci;
+
+struct vpci_queue {
+	struct virtio_pci *owner;
+	uint16_t index;
+	uint16_t size;            /* as the driver set it (validated at enable) */
+	uint16_t msix_vector;
+	bool enabled;
+	uint64_t desc, driver, device;
+	struct virtq vq;
+	int kick_fd;              /* ioeventfd on the queue's notify address */
+	struct evloop_handler kick_handler;
+	char name[32];
+};
+
+/* Interrupts raised, by path, for --stats. */
+struct vpci_irq_stats {
+	uint64_t intx_asserts;    /* INTx line raised (level) */
+	uint64_t intx_resamples;  /* EOI seen with a cause still pending: raised again */
+	uint64_t suppressed;      /* used buffers the driver asked not to be told about */
+	uint64_t no_vector;       /* a queue/config with VIRTIO_NO_VECTOR under MSI-X */
+};
+
+struct virtio_pci {
+	pthread_mutex_t lock;     /* transport + device state; taken by every entry point */
+	struct virtio_dev_info info;
+	const struct virtio_dev_ops *ops;
+	void *opaque;
+	struct virtio_pci_config cfg;
+	const struct guest_mem *mem;
+	int vm_fd;
+	struct evloop *loop;
+
+	struct pci_func func;
+	struct msix msix;
+	struct msi msi;
+	bool has_msix, has_msi;
+
+	/* Common configuration. */
+	uint32_t dfselect, gfselect;
+	uint64_t driver_features;
+	uint64_t negotiated;      /* frozen at FEATURES_OK */
+	uint8_t status;
+	uint8_t config_generation;
+	uint16_t queue_select;
+	uint16_t config_vector;
+	struct vpci_queue queues[VIRTIO_PCI_MAX_QUEUES];
+	uint8_t isr;
+
+	/* INTx through an irqfd with a resample fd. */
+	uint32_t intx_gsi;
+	int intx_fd, intx_resample_fd;
+	struct evloop_handler resample_handler;
+	uint64_t notify_base;     /* guest address of the notify region while BAR0 is mapped */
+	bool notify_mapped;
+
+	struct vpci_irq_stats stats;
+	struct ratelimit rl;
+};
+
+/* Creates the PCI function for a virtio device: BAR0 (64-bit, common, ISR,
+ * device and notify regions), capabilities, and the interrupt sources the
+ * mode asks for. `vm_fd` < 0 (tests) skips ioeventfd/irqfd registration.
+ * Returns 0 or -errno with a message. */
+int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
+		    const struct virtio_dev_ops *ops, void *opaque,
+		    const struct virtio_pci_config *cfg, const struct guest_mem *mem, int vm_fd,
+		    struct gsi_routes *routes, struct evloop *loop, struct bus *mmio,
+		    struct pci_window window, struct error *err);
+void virtio_pci_destroy(struct virtio_pci *t);
+
+/* Called once the function has a slot: wires INTx to `gsi`. Returns 0 or -errno. */
+int virtio_pci_attach_intx(struct virtio_pci *t, uint32_t gsi);
+
+/* For device hooks (lock held): the live virtqueue `q`, or NULL if the queue
+ * is not enabled, the driver is not ready, or the device needs a reset. */
+struct virtq *virtio_pci_queue(struct virtio_pci *t, uint16_t q);
+
+/* For device hooks (lock held): after pushing used buffers on queue `q`,
+ * raise its interrupt if the driver wants one; a broken queue puts the
+ * device into NEEDS_RESET. */
+void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q);
+
+/* Marks the device as needing a reset (a guest error) and tells the driver
+ * with a config interrupt. Lock held. */
+void virtio_pci_set_needs_reset(struct virtio_pci *t, const char *why);
+
+/* Handles a guest kick of queue `q` as if it came through the ioeventfd
+ * (used by the notify region's MMIO handler and by tests). */
+void virtio_pci_kick(struct virtio_pci *t, uint16_t q);
+
+/* BAR0 layout. */
+#define VPCI_COMMON_OFF  0x0000
+#define VPCI_COMMON_LEN  0x38
+#define VPCI_ISR_OFF     0x1000
+#define VPCI_DEVICE_OFF  0x2000
+#define VPCI_DEVICE_LEN  0x1000
+#define VPCI_NOTIFY_OFF  0x3000
+#define VPCI_NOTIFY_MULT 4
+#define VPCI_BAR0_SIZE   0x4000
+#define VPCI_MSIX_BAR    2
+
+#endif

@@ -1,0 +1,45 @@
+/* Virtio-pci common configuration: feature negotiation, device status machine, queue registers. */
+#ifndef MSIVM_VIRTIO_VIRTIO_PCI_COMMON_H
+#define MSIVM_VIRTIO_VIRTIO_PCI_COMMON_H
+
+#include <stdint.h>
+
+#include "virtio/virtio_pci.h"
+
+/* Register offsets in struct virtio_pci_common_cfg (virtio 1.x 4.1.4.3). */
+#define VPCI_DFSELECT      0x00
+#define VPCI_DF            0x04
+#define VPCI_GFSELECT      0x08
+#define VPCI_GF            0x0c
+#define VPCI_MSIX_CONFIG   0x10
+#define VPCI_NUM_QUEUES    0x12
+#define VPCI_STATUS        0x14
+#define VPCI_CFG_GEN       0x15
+#define VPCI_Q_SELECT      0x16
+#define VPCI_Q_SIZE        0x18
+#define VPCI_Q_MSIX        0x1a
+#define VPCI_Q_ENABLE      0x1c
+#define VPCI_Q_NOFF        0x1e
+#define VPCI_Q_DESC_LO     0x20
+#define VPCI_Q_DESC_HI     0x24
+#define VPCI_Q_DRIVER_LO   0x28
+#define VPCI_Q_DRIVER_HI   0x2c
+#define VPCI_Q_DEVICE_LO   0x30
+#define VPCI_Q_DEVICE_HI   0x34
+
+/* Features the transport offers on top of the device's. */
+uint64_t vpci_offered_features(const struct virtio_pci *t);
+
+/* Guest access to the common configuration (transport lock held). Reads of
+ * any width inside the structure see the registers' bytes; writes must use
+ * the register's width (64-bit queue addresses may also be written as two
+ * 32-bit halves); other writes are logged and dropped. */
+void vpci_common_read(struct virtio_pci *t, uint64_t off, void *data, uint32_t len);
+void vpci_common_write(struct virtio_pci *t, uint64_t off, const void *data, uint32_t len);
+
+/* Device reset (status written as 0, or at creation): features, status,
+ * queues and vectors back to their initial values; the device's reset hook
+ * runs. Lock held. */
+void vpci_common_reset(struct virtio_pci *t);
+
+#endif
