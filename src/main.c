@@ -12,6 +12,7 @@
 #include "util/log.h"
 #include "util/parse.h"
 #include "vmm/vm.h"
+#include "vmm/vm_stats.h"
 
 /* Exit statuses of msivm itself; a guest's debug-exit byte V is returned as V. */
 #define EXIT_MSIVM_ERROR 125 /* bad usage or host problem: nothing ran */
@@ -31,6 +32,8 @@ static const char usage_text[] =
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X), or \"\" for defaults\n"
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
+	"  --stats            print interrupts per device/vector and VM exits at the end\n"
+	"  --stats-json FILE  write the same figures as JSON\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"
 	"  -q, --quiet        errors only\n"
 	"\n"
@@ -42,6 +45,8 @@ struct run_opts {
 	const char *kernel;
 	const char *cmdline;
 	const char *serial;
+	const char *stats_json;
+	bool stats;
 	struct vm_config vm;
 };
 
@@ -54,7 +59,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_MSIVM_ERROR;
 }
 
-enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG };
+enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_STATS, OPT_STATS_JSON };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -65,6 +70,8 @@ static const struct option run_options[] = {
 	{ "pit", no_argument, NULL, OPT_PIT },
 	{ "kvm-device", required_argument, NULL, OPT_KVM },
 	{ "rng", required_argument, NULL, OPT_RNG },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -114,6 +121,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_SERIAL: o->serial = optarg; break;
 		case OPT_PIT: o->vm.pit = true; break;
 		case OPT_KVM: o->vm.kvm_path = optarg; break;
+		case OPT_STATS: o->stats = true; break;
+		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case 'v': verbosity = verbosity < LOG_DEBUG ? verbosity + 1 : LOG_DEBUG; break;
 		case 'q': verbosity = LOG_ERROR; break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -191,8 +200,13 @@ static int cmd_run(int argc, char **argv)
 	}
 	status = EXIT_MSIVM_ERROR;
 	if (vm_create(vm, &o.vm, &err) == 0) {
-		if (x86_boot_kernel(vm, o.kernel, o.cmdline, &err) == 0 && vm_run(vm, &err) == 0)
+		if (x86_boot_kernel(vm, o.kernel, o.cmdline, &err) == 0 && vm_run(vm, &err) == 0) {
 			status = exit_status_of(vm);
+			if (o.stats)
+				vm_stats_print(vm, stderr);
+			if (o.stats_json && vm_stats_write_json(vm, o.stats_json, &err))
+				fprintf(stderr, "msivm: %s\n", err.msg);
+		}
 		vm_destroy(vm);
 	}
 	if (status == EXIT_MSIVM_ERROR)

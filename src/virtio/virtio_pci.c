@@ -122,6 +122,7 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 void virtio_pci_kick(struct virtio_pci *t, uint16_t q)
 {
 	pthread_mutex_lock(&t->lock);
+	t->stats.kicks++;
 	if (virtio_pci_queue(t, q) && t->ops->queue_notify)
 		t->ops->queue_notify(t->opaque, q);
 	pthread_mutex_unlock(&t->lock);
@@ -162,6 +163,7 @@ static void isr_read(struct virtio_pci *t, uint64_t off, void *data, uint32_t le
 {
 	memset(data, 0, len);
 	if (off == 0) {
+		t->stats.isr_reads++;
 		*(uint8_t *)data = t->isr; /* read-to-clear */
 		t->isr = 0;
 	}
@@ -200,8 +202,10 @@ static void bar0_write(void *opaque, uint64_t off, const void *data, uint32_t le
 	if (off >= VPCI_NOTIFY_OFF) {
 		/* Reached only when no ioeventfd caught the write. */
 		uint64_t q = (off - VPCI_NOTIFY_OFF) / VPCI_NOTIFY_MULT;
-		if (q < t->info.nqueues)
+		if (q < t->info.nqueues) {
+			__atomic_add_fetch(&t->stats.kicks_mmio, 1, __ATOMIC_RELAXED);
 			virtio_pci_kick(t, (uint16_t)q);
+		}
 		return;
 	}
 	pthread_mutex_lock(&t->lock);

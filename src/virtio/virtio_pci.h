@@ -64,6 +64,9 @@ struct vpci_irq_stats {
 	uint64_t intx_resamples;  /* EOI seen with a cause still pending: raised again */
 	uint64_t suppressed;      /* used buffers the driver asked not to be told about */
 	uint64_t no_vector;       /* a queue/config with VIRTIO_NO_VECTOR under MSI-X */
+	uint64_t isr_reads;       /* ISR register reads (each one a VM exit) */
+	uint64_t kicks;           /* queue notifications handled */
+	uint64_t kicks_mmio;      /* ... of which arrived as an MMIO exit, not an ioeventfd */
 };
 
 struct virtio_pci {

@@ -70,9 +70,11 @@ static bool handle_exit(struct vcpu *cpu)
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
+		cpu->exits_io++;
 		handle_io(cpu);
 		return true;
 	case KVM_EXIT_MMIO:
+		cpu->exits_mmio++;
 		handle_mmio(cpu);
 		return true;
 	case KVM_EXIT_INTR:
@@ -153,12 +155,17 @@ void vcpu_kick(struct vcpu *cpu)
 	pthread_kill(cpu->thread, SIGUSR1);
 }
 
-void vcpu_destroy(struct vcpu *cpu)
+void vcpu_join(struct vcpu *cpu)
 {
 	if (cpu->started) {
 		pthread_join(cpu->thread, NULL);
 		cpu->started = false;
 	}
+}
+
+void vcpu_destroy(struct vcpu *cpu)
+{
+	vcpu_join(cpu);
 	if (cpu->run)
 		munmap(cpu->run, (size_t)cpu->vm->run_size);
 	if (cpu->fd >= 0)

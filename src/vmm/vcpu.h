@@ -18,6 +18,9 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;
+	/* Exits that reached msivm, by reason (the vCPU thread writes them;
+	 * read after it has been joined). */
+	uint64_t exits_io, exits_mmio;
 };
 
 /* Creates vCPU `id` of `vm` and maps its kvm_run. Returns 0 or -errno. */
@@ -28,6 +31,9 @@ int vcpu_start(struct vcpu *cpu);
 
 /* Makes a running vCPU leave KVM_RUN soon (immediate_exit plus SIGUSR1). */
 void vcpu_kick(struct vcpu *cpu);
+
+/* Waits for a kicked vCPU thread to finish; the vCPU fd stays open. */
+void vcpu_join(struct vcpu *cpu);
 
 /* Waits for the thread to finish (after a kick) and releases the vCPU. */
 void vcpu_destroy(struct vcpu *cpu);

@@ -257,5 +257,7 @@ int vm_run(struct vm *vm, struct error *err)
 	}
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		vcpu_join(&vm->vcpus[i]);
 	return 0;
 }

@@ -96,7 +96,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err);
 void vm_destroy(struct vm *vm);
 
 /* Starts every vCPU thread and runs the event loop on the calling thread
- * until the VM ends. Returns 0 (see vm->end and vm->exit_status) or -errno. */
+ * until the VM ends; on return every vCPU thread has finished (their fds
+ * stay open for statistics). Returns 0 (see vm->end and vm->exit_status) or
+ * -errno. */
 int vm_run(struct vm *vm, struct error *err);
 
 /* Records why the VM ends (first caller wins) and wakes the event loop,

@@ -1,0 +1,148 @@
+/* VM statistics: collect transport counters and KVM stats; format them as a table or JSON. */
+#include "vmm/vm_stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "vmm/kvm_stats.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+static void collect_exits(struct vm *vm, struct kvm_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		kvm_stats_accumulate(vm->vcpus[i].fd, st);
+}
+
+static bool is_exit_stat(const char *name)
+{
+	return strstr(name, "exits") || !strcmp(name, "halt_wakeup") ||
+	       !strcmp(name, "insn_emulation") || !strcmp(name, "irq_injections");
+}
+
+/* The label of MSI-X vector v of a device: which queue(s) point at it. */
+static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", v == t->config_vector ? "config" : "");
+	for (uint16_t q = 0; q < t->info.nqueues && n > 0 && (size_t)n < len; q++)
+		if (t->queues[q].msix_vector == v)
+			n += snprintf(buf + n, len - (size_t)n, "%sq%u", n ? "," : "", q);
+	if (n == 0)
+		snprintf(buf, len, "-");
+}
+
+void vm_stats_print(struct vm *vm, FILE *out)
+{
+	fprintf(out, "interrupts (msivm's view):\n");
+	fprintf(out, "  %-6s %-11s %-8s %-12s %10s %8s %9s %8s\n", "device", "mode", "source",
+		"use", "delivered", "pended", "replayed", "dropped");
+	for (uint32_t d = 0; d < vm->nrngs; d++) {
+		struct virtio_pci *t = &vm->rngs[d]->pci;
+		const char *mode = irq_mode_name(t->cfg.mode);
+		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
+			const struct msix_vec_stats *s = &t->msix.stats[v];
+			char src[16], use[32];
+			snprintf(src, sizeof(src), "msix%u", v);
+			vector_label(t, v, use, sizeof(use));
+			fprintf(out, "  %-6s %-11s %-8s %-12s %10" PRIu64 " %8" PRIu64 " %9" PRIu64
+				" %8" PRIu64 "\n", t->info.name, mode, src, use, s->irqfd, s->pended,
+				s->replayed, s->dropped);
+		}
+		for (uint32_t m = 0; t->has_msi && m < (1u << t->msi.log2_capable); m++)
+			fprintf(out, "  %-6s %-11s msi%-5u %-12s %10" PRIu64 " %8" PRIu64 " %9" PRIu64
+				" %8s\n", t->info.name, mode, m, m ? "queues" : "config",
+				t->msi.delivered[m], t->msi.pended[m], t->msi.replayed[m], "-");
+		fprintf(out, "  %-6s %-11s gsi%-5u %-12s %10" PRIu64 " %8s %9" PRIu64 " %8s\n",
+			t->info.name, mode, t->intx_gsi, "intx(level)", t->stats.intx_asserts, "-",
+			t->stats.intx_resamples, "-");
+	}
+	struct kvm_stats st;
+	collect_exits(vm, &st);
+	fprintf(out, "VM exits (KVM stats, all vCPUs):\n");
+	for (uint32_t i = 0; i < st.n; i++)
+		if (is_exit_stat(st.s[i].name) && st.s[i].value)
+			fprintf(out, "  %-24s %12" PRIu64 "\n", st.s[i].name, st.s[i].value);
+	uint64_t io = 0, mmio = 0;
+	for (uint32_t i = 0; i < vm->ncpus; i++) {
+		io += vm->vcpus[i].exits_io;
+		mmio += vm->vcpus[i].exits_mmio;
+	}
+	fprintf(out, "exits handled by msivm: io %" PRIu64 ", mmio %" PRIu64 "\n", io, mmio);
+	for (uint32_t d = 0; d < vm->nrngs; d++) {
+		const struct vpci_irq_stats *s = &vm->rngs[d]->pci.stats;
+		fprintf(out, "  %s: %" PRIu64 " requests, %" PRIu64 " kicks (%" PRIu64 " by MMIO exit), %"
+			PRIu64 " ISR reads, %" PRIu64 " interrupts suppressed by the driver\n",
+			vm->rngs[d]->name, vm->rngs[d]->requests, s->kicks, s->kicks_mmio,
+			s->isr_reads, s->suppressed);
+	}
+	fprintf(out, "GSI route commits: %" PRIu64 " (unchanged updates skipped: %" PRIu64 ")\n",
+		vm->routes.commits, vm->routes.unchanged);
+}
+
+static json_t *device_json(struct virtio_pci *t)
+{
+	json_t *d = json_object(), *vecs = json_array();
+	json_object_set_new(d, "name", json_string(t->info.name));
+	json_object_set_new(d, "mode", json_string(irq_mode_name(t->cfg.mode)));
+	for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
+		const struct msix_vec_stats *s = &t->msix.stats[v];
+		char use[32];
+		vector_label(t, v, use, sizeof(use));
+		json_array_append_new(vecs, json_pack("{s:s,s:i,s:s,s:I,s:I,s:I,s:I}", "source", "msix",
+						       "vector", v, "use", use, "delivered",
+						       (json_int_t)s->irqfd, "pended", (json_int_t)s->pended,
+						       "replayed", (json_int_t)s->replayed, "dropped",
+						       (json_int_t)s->dropped));
+	}
+	for (uint32_t m = 0; t->has_msi && m < (1u << t->msi.log2_capable); m++)
+		json_array_append_new(vecs, json_pack("{s:s,s:i,s:I,s:I,s:I}", "source", "msi",
+						       "vector", m, "delivered",
+						       (json_int_t)t->msi.delivered[m], "pended",
+						       (json_int_t)t->msi.pended[m], "replayed",
+						       (json_int_t)t->msi.replayed[m]));
+	json_object_set_new(d, "vectors", vecs);
+	json_object_set_new(d, "intx", json_pack("{s:i,s:I,s:I}", "gsi", t->intx_gsi, "asserts",
+						 (json_int_t)t->stats.intx_asserts, "resamples",
+						 (json_int_t)t->stats.intx_resamples));
+	json_object_set_new(d, "suppressed", json_integer((json_int_t)t->stats.suppressed));
+	return d;
+}
+
+int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
+{
+	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
+	for (uint32_t d = 0; d < vm->nrngs; d++) {
+		json_t *dj = device_json(&vm->rngs[d]->pci);
+		json_object_set_new(dj, "type", json_string("rng"));
+		json_object_set_new(dj, "requests", json_integer((json_int_t)vm->rngs[d]->requests));
+		json_object_set_new(dj, "bytes", json_integer((json_int_t)vm->rngs[d]->bytes));
+		const struct vpci_irq_stats *s = &vm->rngs[d]->pci.stats;
+		json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
+		json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
+		json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
+		json_array_append_new(devs, dj);
+	}
+	struct kvm_stats st;
+	collect_exits(vm, &st);
+	for (uint32_t i = 0; i < st.n; i++)
+		if (is_exit_stat(st.s[i].name))
+			json_object_set_new(exits, st.s[i].name, json_integer((json_int_t)st.s[i].value));
+	uint64_t io = 0, mmio = 0;
+	for (uint32_t i = 0; i < vm->ncpus; i++) {
+		io += vm->vcpus[i].exits_io;
+		mmio += vm->vcpus[i].exits_mmio;
+	}
+	json_object_set_new(exits, "msivm_io", json_integer((json_int_t)io));
+	json_object_set_new(exits, "msivm_mmio", json_integer((json_int_t)mmio));
+	json_object_set_new(root, "devices", devs);
+	json_object_set_new(root, "exits", exits);
+	json_object_set_new(root, "route_commits", json_integer((json_int_t)vm->routes.commits));
+	int ret = json_dump_file(root, path, JSON_INDENT(2)) ? -EIO : 0;
+	json_decref(root);
+	if (ret)
+		return error_set(err, ret, "cannot write statistics to '%s'", path);
+	return 0;
+}

@@ -1,0 +1,20 @@
+/* VM statistics: interrupts per device, vector and delivery path, and VM exits by reason, as text or JSON. */
+#ifndef MSIVM_VMM_VM_STATS_H
+#define MSIVM_VMM_VM_STATS_H
+
+#include <stdio.h>
+
+#include "util/error.h"
+
+struct vm;
+
+/* Prints a /proc/interrupts-like table of every virtio device's vectors
+ * (delivered by irqfd, pended while masked, replayed on unmask, dropped;
+ * INTx asserts and resamples) and the VM exits by reason summed over the
+ * vCPUs (KVM binary stats). Call after vm_run returned, before vm_destroy. */
+void vm_stats_print(struct vm *vm, FILE *out);
+
+/* Writes the same figures as JSON to `path`. Returns 0 or -errno with a message. */
+int vm_stats_write_json(struct vm *vm, const char *path, struct error *err);
+
+#endif
