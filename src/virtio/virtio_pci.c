@@ -62,11 +62,13 @@ static void intx_assert(struct virtio_pci *t)
 		pci_cfg_set16(&t->func, PCI_STATUS,
 			      pci_cfg_get16(&t->func, PCI_STATUS) | PCI_STATUS_INTX);
 	pthread_mutex_unlock(&t->func.lock);
-	if (disabled || t->intx_fd < 0)
-		return;
+	if (disabled || t->intx_fd < 0 || t->intx_level)
+		return; /* a raised line stays raised until the guest's EOI */
 	uint64_t one = 1;
-	if (write(t->intx_fd, &one, sizeof(one)) == sizeof(one))
+	if (write(t->intx_fd, &one, sizeof(one)) == sizeof(one)) {
+		t->intx_level = true;
 		t->stats.intx_asserts++;
+	}
 }
 
 /* Raises one notification: to `vector` under MSI-X, else sets `isr_bit` and
@@ -113,6 +115,9 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 		virtio_pci_set_needs_reset(t, "malformed virtqueue");
 		return;
 	}
+	if (vq->vq.pushed == vq->pushed_seen)
+		return; /* nothing new in the used ring: nothing to tell */
+	vq->pushed_seen = vq->vq.pushed;
 	if (virtq_should_notify(&vq->vq))
 		raise_irq(t, vq->msix_vector, q + 1u, ISR_QUEUE);
 	else
@@ -145,6 +150,7 @@ static void on_resample(void *opaque, uint32_t events)
 	if (read(t->intx_resample_fd, &v, sizeof(v)) != sizeof(v))
 		return;
 	pthread_mutex_lock(&t->lock);
+	t->intx_level = false; /* KVM lowered the line at the EOI */
 	if (t->isr && !msix_on(t) && !msi_on(t)) {
 		t->stats.intx_resamples++;
 		intx_assert(t);

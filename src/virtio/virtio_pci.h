@@ -55,6 +55,7 @@ struct vpci_queue {
 	struct virtq vq;
 	int kick_fd;              /* ioeventfd on the queue's notify address */
 	struct evloop_handler kick_handler;
+	uint64_t pushed_seen;     /* vq.pushed at the last interrupt decision */
 	char name[32];
 };
 
@@ -98,6 +99,8 @@ struct virtio_pci {
 	/* INTx through an irqfd with a resample fd. */
 	uint32_t intx_gsi;
 	int intx_fd, intx_resample_fd;
+	bool intx_level;          /* we raised the line and KVM has not lowered it (EOI) yet */
+	uint32_t vec_use[MSIX_MAX_VECTORS]; /* per MSI-X vector: bit 31 config, bit q queue q */
 	struct evloop_handler resample_handler;
 	uint64_t notify_base;     /* guest address of the notify region while BAR0 is mapped */
 	bool notify_mapped;

@@ -19,9 +19,12 @@ static struct vpci_queue *selected(struct virtio_pci *t)
 
 /* A vector the guest asks for: kept if the MSI-X table has it, otherwise
  * VIRTIO_NO_VECTOR, which the driver reads back as a refusal. */
-static uint16_t accept_vector(const struct virtio_pci *t, uint16_t v)
+static uint16_t accept_vector(struct virtio_pci *t, uint16_t v, uint32_t use_bit)
 {
-	return t->has_msix && v < t->msix.nvec ? v : VIRTIO_NO_VECTOR;
+	if (!t->has_msix || v >= t->msix.nvec)
+		return VIRTIO_NO_VECTOR;
+	t->vec_use[v] |= use_bit; /* remembered for --stats, never cleared */
+	return v;
 }
 
 void vpci_common_reset(struct virtio_pci *t)
@@ -38,6 +41,7 @@ void vpci_common_reset(struct virtio_pci *t)
 		vq->msix_vector = VIRTIO_NO_VECTOR;
 		vq->enabled = false;
 		vq->desc = vq->driver = vq->device = 0;
+		vq->pushed_seen = vq->vq.pushed;
 	}
 	if (t->ops->reset)
 		t->ops->reset(t->opaque);
@@ -182,7 +186,7 @@ static void queue_reg_write(struct virtio_pci *t, uint64_t off, uint64_t v, uint
 		return;
 	}
 	if (off == VPCI_Q_MSIX) {
-		q->msix_vector = accept_vector(t, (uint16_t)v);
+		q->msix_vector = accept_vector(t, (uint16_t)v, 1u << t->queue_select);
 		return;
 	}
 	if (q->enabled) {
@@ -226,7 +230,7 @@ void vpci_common_write(struct virtio_pci *t, uint64_t off, const void *data, uin
 					     (v << shift);
 		}
 		break;
-	case VPCI_MSIX_CONFIG: t->config_vector = accept_vector(t, (uint16_t)v); break;
+	case VPCI_MSIX_CONFIG: t->config_vector = accept_vector(t, (uint16_t)v, 1u << 31); break;
 	case VPCI_STATUS: status_write(t, (uint8_t)v); break;
 	case VPCI_Q_SELECT: t->queue_select = (uint16_t)v; break;
 	default: queue_reg_write(t, off, v, len); break;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/x86/fault.h"
@@ -133,6 +134,9 @@ static void *vcpu_thread(void *arg)
 		if (!handle_exit(cpu))
 			break;
 	}
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		cpu->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 

@@ -21,6 +21,7 @@ struct vcpu {
 	/* Exits that reached msivm, by reason (the vCPU thread writes them;
 	 * read after it has been joined). */
 	uint64_t exits_io, exits_mmio;
+	uint64_t cpu_ns;          /* the thread's CPU time, taken when it ends */
 };
 
 /* Creates vCPU `id` of `vm` and maps its kvm_run. Returns 0 or -errno. */

@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/x86/cpuid.h"
@@ -159,10 +160,13 @@ static int setup_devices(struct vm *vm, struct error *err)
 		return error_set(err, ret, "cannot set up COM1");
 	vm->com1_ready = true;
 	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
+	vm->marker.origin_ns = vm->start_ns;
 	if ((ret = bus_register(&vm->pio, UART_COM1_BASE, UART_NREGS, &uart8250_ops, &vm->com1,
 				"com1")) ||
 	    (ret = bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_SIZE, &debug_exit_ops,
-				&vm->dbg, "debug-exit")))
+				&vm->dbg, "debug-exit")) ||
+	    (ret = bus_register(&vm->pio, LAB_MARKER_PORT, LAB_MARKER_SIZE, &lab_marker_ops,
+				&vm->marker, "lab-marker")))
 		return error_set(err, ret, "cannot register legacy devices: %s", strerror(-ret));
 	return 0;
 }
@@ -196,6 +200,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	vm->start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 
 	int ret;
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
@@ -259,5 +266,8 @@ int vm_run(struct vm *vm, struct error *err)
 		vcpu_kick(&vm->vcpus[i]);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_join(&vm->vcpus[i]);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		vm->io_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return 0;
 }

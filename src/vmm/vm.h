@@ -9,6 +9,7 @@
 
 #include "bus/bus.h"
 #include "devices/debug_exit.h"
+#include "devices/lab_marker.h"
 #include "devices/uart8250.h"
 #include "devices/virtio_rng.h"
 #include "irq/gsi_routes.h"
@@ -64,6 +65,8 @@ struct vm {
 	int signal_fd;             /* SIGINT/SIGTERM */
 	struct evloop_handler stop_handler, signal_handler;
 
+	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when vm_create began */
 	_Atomic int end;           /* enum vm_end */
 	int exit_status;           /* valid once end != VM_RUNNING */
 
@@ -71,6 +74,7 @@ struct vm {
 	bool com1_ready;
 	struct uart8250 com1;
 	struct debug_exit dbg;
+	struct lab_marker marker;
 
 	bool pci_ready;
 	struct gsi_routes routes;

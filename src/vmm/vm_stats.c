@@ -26,9 +26,10 @@ static bool is_exit_stat(const char *name)
 /* The label of MSI-X vector v of a device: which queue(s) point at it. */
 static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s", v == t->config_vector ? "config" : "");
-	for (uint16_t q = 0; q < t->info.nqueues && n > 0 && (size_t)n < len; q++)
-		if (t->queues[q].msix_vector == v)
+	uint32_t use = t->vec_use[v];
+	int n = snprintf(buf, len, "%s", use & (1u << 31) ? "config" : "");
+	for (uint16_t q = 0; q < t->info.nqueues && n >= 0 && (size_t)n < len; q++)
+		if (use & (1u << q))
 			n += snprintf(buf + n, len - (size_t)n, "%sq%u", n ? "," : "", q);
 	if (n == 0)
 		snprintf(buf, len, "-");
@@ -53,7 +54,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 		}
 		for (uint32_t m = 0; t->has_msi && m < (1u << t->msi.log2_capable); m++)
 			fprintf(out, "  %-6s %-11s msi%-5u %-12s %10" PRIu64 " %8" PRIu64 " %9" PRIu64
-				" %8s\n", t->info.name, mode, m, m ? "queues" : "config",
+				" %8s\n", t->info.name, mode, m,
+				t->msi.log2_enabled == 0 ? "all" : m ? "queues" : "config",
 				t->msi.delivered[m], t->msi.pended[m], t->msi.replayed[m], "-");
 		fprintf(out, "  %-6s %-11s gsi%-5u %-12s %10" PRIu64 " %8s %9" PRIu64 " %8s\n",
 			t->info.name, mode, t->intx_gsi, "intx(level)", t->stats.intx_asserts, "-",
@@ -137,6 +139,22 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 	}
 	json_object_set_new(exits, "msivm_io", json_integer((json_int_t)io));
 	json_object_set_new(exits, "msivm_mmio", json_integer((json_int_t)mmio));
+	json_t *markers = json_object(), *cpu = json_object();
+	for (unsigned i = 0; i < LAB_MARKER_MAX; i++)
+		if (vm->marker.count[i]) {
+			char key[8];
+			snprintf(key, sizeof(key), "%u", i);
+			json_object_set_new(markers, key, json_pack("{s:I,s:I}", "first_ns",
+					    (json_int_t)vm->marker.first_ns[i], "count",
+					    (json_int_t)vm->marker.count[i]));
+		}
+	uint64_t vcpu_ns = 0;
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		vcpu_ns += vm->vcpus[i].cpu_ns;
+	json_object_set_new(cpu, "vcpu_ns", json_integer((json_int_t)vcpu_ns));
+	json_object_set_new(cpu, "io_ns", json_integer((json_int_t)vm->io_cpu_ns));
+	json_object_set_new(root, "markers", markers);
+	json_object_set_new(root, "cpu", cpu);
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "exits", exits);
 	json_object_set_new(root, "route_commits", json_integer((json_int_t)vm->routes.commits));
