@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev util-linux coreutils)
 if [ "${1:-}" = "--lab" ]; then
-	pkgs+=(qemu-system-x86 time)
+	pkgs+=(qemu-system-x86 time gnuplot-nox librsvg2-bin)
 fi
 
 missing=()

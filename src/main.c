@@ -9,6 +9,7 @@
 
 #include "arch/x86/boot.h"
 #include "arch/x86/layout.h"
+#include "lab/lab.h"
 #include "util/log.h"
 #include "util/parse.h"
 #include "vmm/vm.h"
@@ -20,6 +21,7 @@
 
 static const char usage_text[] =
 	"usage: msivm run --kernel FILE [options]\n"
+	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
 	"       msivm --help | --version\n"
 	"\n"
 	"msivm run: boot a kernel (an ELF with a PVH entry note) in a KVM microVM.\n"
@@ -234,6 +236,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "lab"))
+		return lab_main(argc - 1, argv + 1);
 	fprintf(stderr, "msivm: unknown command '%s' (see msivm --help)\n", cmd);
 	return EXIT_MSIVM_ERROR;
 }

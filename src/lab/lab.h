@@ -1,0 +1,94 @@
+/* The lab: replays the interrupt-mode experiments (boot, rng, blk, latency) and reports them. */
+#ifndef MSIVM_LAB_LAB_H
+#define MSIVM_LAB_LAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define LAB_MAX_MODES   4
+#define LAB_MAX_RUNS    32
+#define LAB_MAX_METRICS 16
+#define LAB_MAX_EXPS    8
+
+enum lab_vmm { LAB_MSIVM, LAB_QEMU };
+
+/* One figure a run produces, e.g. "ready_ms" or "exits_per_req". */
+struct lab_metric_def {
+	const char *key;
+	const char *label;       /* "boot to ready" */
+	const char *unit;        /* "ms" */
+	bool higher_is_better;
+	bool msivm_only;         /* not measurable under QEMU (KVM exits from msivm's stats) */
+};
+
+struct lab_experiment {
+	const char *name;                 /* "boot", "rng" ... */
+	const char *title;
+	const char *guest_args;           /* probe command-line tokens */
+	const char *device_opt;           /* msivm option adding the device, e.g. "--rng" */
+	const char *qemu_device;          /* QEMU -device, "%s" gets ",vectors=N" */
+	const struct lab_metric_def *metrics;
+	unsigned nmetrics;
+};
+
+/* Figures of one run: value per metric, NaN when not measured. */
+struct lab_run {
+	double v[LAB_MAX_METRICS];
+	int status;              /* exit status of the VMM process */
+	char *raw_json;          /* msivm's --stats-json text (msivm runs), malloc'd */
+	char *console;           /* the guest's console output, malloc'd */
+};
+
+struct lab_cell {                /* one (experiment, vmm, mode) */
+	unsigned nruns;
+	struct lab_run runs[LAB_MAX_RUNS];
+	bool skipped;
+	char skip_reason[96];
+};
+
+struct lab_options {
+	const char *msivm;           /* path of the msivm binary to run */
+	const char *probe;           /* probe guest ELF */
+	const char *out_dir;
+	unsigned runs;
+	unsigned modes;              /* bit per enum irq_mode */
+	const struct lab_experiment *exps[LAB_MAX_EXPS];
+	unsigned nexps;
+	bool vs_qemu;
+	double tsc_hz;               /* host TSC frequency, measured */
+};
+
+/* The experiments the lab knows, in report order. */
+extern const struct lab_experiment lab_experiments[];
+extern const unsigned lab_nexperiments;
+
+/* `msivm lab [options]`: runs, prints progress and the table, writes JSON and
+ * SVG charts. Returns the process exit status (0 ok, 125 usage/host error). */
+int lab_main(int argc, char **argv);
+
+/* Runs the probe once under `vmm` in `mode` for `exp` and fills *run.
+ * Returns 0, or -errno with a message (the run could not be made). */
+int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
+		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, struct error *err);
+
+/* Parses the guest's "probe: result <exp> key=value ..." line for `key`.
+ * Returns the value or NaN. */
+double lab_guest_value(const char *console, const char *exp, const char *key);
+
+/* Measures the host TSC frequency against CLOCK_MONOTONIC (about 20 ms). */
+double lab_tsc_hz(void);
+
+/* Summary statistics over runs of one metric (NaNs ignored); n = 0 if none. */
+struct lab_summary {
+	unsigned n;
+	double mean, median, min, max;
+};
+struct lab_summary lab_summarize(const struct lab_cell *c, unsigned metric);
+
+/* Writes report.json, the SVG charts and prints the terminal table. */
+int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
+	       struct error *err);
+
+#endif

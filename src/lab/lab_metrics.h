@@ -1,0 +1,31 @@
+/* Lab metrics: the experiment table and how raw run output becomes figures. */
+#ifndef MSIVM_LAB_LAB_METRICS_H
+#define MSIVM_LAB_LAB_METRICS_H
+
+#include "lab/lab.h"
+
+/* The console line the probe prints once its first virtio request is done. */
+#define LAB_READY_LINE "probe: ready"
+/* QEMU machine the probe's PCI devices work on (see guest/README.md). */
+#define LAB_QEMU_MACHINE "q35"
+
+/* What one run left behind, before interpretation. */
+struct lab_raw {
+	enum lab_vmm vmm;
+	double wall_ns, ready_ns, cpu_ns, tsc_hz;
+	const char *console;      /* guest console output */
+	const char *stats_json;   /* msivm --stats-json (NULL under QEMU) */
+	bool ok;                  /* the guest reported success */
+};
+
+/* Fills v[i] for each of exp's metrics (NaN where not measured). */
+void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw *raw, double *v);
+
+/* Appends experiment-specific msivm / QEMU arguments (disk images...).
+ * Return 0, or -errno if the experiment cannot run under that VMM. */
+int lab_extra_msivm_args(const struct lab_experiment *exp, char (*store)[512], char **v,
+			 unsigned *n, unsigned max);
+int lab_extra_qemu_args(const struct lab_experiment *exp, char (*store)[512], char **v,
+			unsigned *n, unsigned max);
+
+#endif
