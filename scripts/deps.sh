@@ -4,7 +4,7 @@
 #   scripts/deps.sh --lab    also what the lab and benchmarks use (QEMU for side-by-side runs)
 set -euo pipefail
 
-pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev util-linux coreutils)
+pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev jq util-linux coreutils)
 if [ "${1:-}" = "--lab" ]; then
 	pkgs+=(qemu-system-x86 time gnuplot-nox librsvg2-bin)
 fi

@@ -1,10 +1,19 @@
-/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, exit. */
+/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, PCI listing, virtio-rng run, irq table, exit. */
 #include <stdint.h>
 
 #include "cmdline.h"
 #include "console.h"
+#include "cpu.h"
 #include "exit.h"
+#include "idt.h"
+#include "irq.h"
+#include "lapic.h"
+#include "pci.h"
 #include "start_info.h"
+#include "virtio_rng.h"
+
+#define RNG_DEFAULT_KIB 64
+#define RNG_MAX_KIB     65536
 
 /* Everything below 4 GiB is identity-mapped by entry.S. */
 #define MAPPED_LIMIT 0x100000000ull
@@ -36,6 +45,38 @@ static void dump_e820(const struct hvm_start_info *si)
                 e[i].type);
 }
 
+/* First usable virtio-rng function found by pci_enumerate(), or NULL. */
+static struct pci_dev *find_rng(int ndevs)
+{
+    int i;
+
+    for (i = 0; i < ndevs; i++)
+        if (virtio_rng_match(pci_get(i)) && pci_get(i)->usable)
+            return pci_get(i);
+    return NULL;
+}
+
+/*
+ * PCI listing, the virtio-rng workload if a device is present, and the
+ * interrupt table. Returns 0 if every check passed, else an exit status.
+ */
+static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode)
+{
+    const char *mode = "none";
+    struct pci_dev *rng = find_rng(pci_enumerate());
+    int rc = 0, irc;
+
+    if (!rng)
+        console_puts("probe: no virtio-rng device\n");
+    else if (lapic_init())
+        rc = PROBE_EXIT_LAPIC;
+    else
+        rc = virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+    irq_disable();
+    irc = irq_report(mode);
+    return rc ? rc : irc;
+}
+
 /*
  * Called once from entry.S in 64-bit mode with si = the PVH start_info
  * (physical == virtual). Never returns.
@@ -43,9 +84,14 @@ static void dump_e820(const struct hvm_start_info *si)
 void probe_main(const struct hvm_start_info *si)
 {
     const char *cmdline = boot_cmdline(si);
-    unsigned long code = 0;
+    unsigned long code = 0, rng_kib = RNG_DEFAULT_KIB;
+    enum virtio_irq_mode irq_mode = VIRTIO_IRQ_AUTO;
+    const char *val;
+    size_t len;
+    int rc;
 
     console_init();
+    idt_init();
     cprintf("msivm-probe v0: cmdline=\"%s\"\n", cmdline);
 
     if (si->magic != HVM_START_MAGIC_VALUE) {
@@ -60,5 +106,16 @@ void probe_main(const struct hvm_start_info *si)
         console_puts("probe: bad exit value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
-    probe_exit((uint8_t)code);
+    if (cmdline_get_uint(cmdline, "rng", RNG_MAX_KIB, &rng_kib) < 0) {
+        console_puts("probe: bad rng value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if ((val = cmdline_get(cmdline, "irq", &len)) &&
+        virtio_irq_mode_parse(val, len, &irq_mode)) {
+        console_puts("probe: bad irq value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+
+    rc = run_devices(rng_kib, irq_mode);
+    probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

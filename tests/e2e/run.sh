@@ -1,88 +1,14 @@
 #!/usr/bin/env bash
-# End-to-end tests: boot the probe guest under msivm and check banner, exit status, errors.
+# End-to-end test runner: runs every tests/e2e/test_*.sh and fails if any of them fails.
 set -u
 here=$(dirname "$0")
-. "$here/lib.sh"
-
-# --- booting the probe guest
-run run --kernel "$PROBE"
-expect "probe boots, prints its banner and exits 0" 0 '^msivm-probe v0: cmdline=""$'
-
-run run --kernel "$PROBE" --cmdline "exit=7"
-expect "exit=7 ends msivm with status 7" 7 '^msivm-probe v0: cmdline="exit=7"$'
-
-run run --kernel "$PROBE" --cmdline "exit=255"
-expect "exit=255 is passed through unchanged" 255
-
-run run --kernel "$PROBE" --cmdline "verbose exit=3" --mem 64M
-expect "the guest sees msivm's e820 map for 64M" 3 \
-	'probe: e820 0x0000000000100000-0x0000000004000000 type 1'
-
-run run --kernel "$PROBE" --cmdline "exit=9" --cpus 2
-expect "two vCPUs: the boot CPU runs the probe, the AP waits, the VM stops" 9
-
-run run --kernel "$PROBE" --serial "$TMP/console.txt" --cmdline "exit=4"
-if [ "$status" = 4 ] && grep -q '^msivm-probe v0: cmdline="exit=4"$' "$TMP/console.txt" && [ -z "$out" ]; then
-	pass "--serial FILE sends the console to the file"
-else
-	fail "--serial FILE sends the console to the file"
+failed=()
+for t in "$here"/test_*.sh; do
+	echo "== $(basename "$t")"
+	bash "$t" || failed+=("$(basename "$t")")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "e2e: failed: ${failed[*]}"
+	exit 1
 fi
-
-run run --kernel "$PROBE" --cmdline "exit=foo"
-expect "a bad exit= value is reported by the guest (status 2)" 2 'probe: bad exit value'
-
-# --- bad user input: one line naming the problem, status 125
-run
-expect "no command prints usage and fails" 125 '' 'usage: msivm'
-run --version
-expect "--version" 0 '^msivm [0-9]+\.[0-9]+'
-run --help
-expect "--help" 0 'usage: msivm run'
-run frobnicate
-expect "unknown command" 125 '' "unknown command 'frobnicate'"
-run run --kernel "$PROBE" --bogus
-expect "unknown option" 125 '' "unknown option '--bogus'"
-run run
-expect "missing --kernel" 125 '' 'kernel FILE is required'
-run run --kernel "$PROBE" --mem 12X
-expect "bad --mem size" 125 '' "bad --mem size '12X'"
-run run --kernel "$PROBE" --mem 1M
-expect "--mem too small" 125 '' 'out of range'
-run run --kernel "$PROBE" --cpus 0
-expect "bad --cpus" 125 '' "bad --cpus '0'"
-run run --kernel "$TMP/does-not-exist"
-expect "missing kernel file" 125 '' "cannot open kernel '.*does-not-exist': No such file"
-echo "plain text" >"$TMP/not-elf"
-run run --kernel "$TMP/not-elf"
-expect "a non-ELF kernel" 125 '' 'not an ELF file'
-# Broken kernels made from the probe itself with objcopy.
-objcopy -R .note.Xen "$PROBE" "$TMP/nonote.elf"
-run run --kernel "$TMP/nonote.elf"
-expect "an ELF without the PVH note" 125 '' 'no PVH entry point'
-run run --kernel "$MSIVM"
-expect "a position-independent ELF (not a kernel)" 125 '' 'not an executable kernel'
-objcopy --change-section-lma .text+0x10000000 "$PROBE" "$TMP/high.elf"
-run run --kernel "$TMP/high.elf" --mem 64M
-expect "a segment outside guest RAM" 125 '' 'segment 0 at 0x10100000-.* is outside guest RAM'
-objcopy --change-section-lma .text+0xbff00000 "$PROBE" "$TMP/hole.elf"
-run run --kernel "$TMP/hole.elf" --mem 64M
-expect "a segment over the MMIO hole" 125 '' 'lies over the MMIO hole'
-run run --kernel "$PROBE" --kvm-device "$TMP/no-kvm"
-expect "no KVM device" 125 '' 'does not exist'
-run run --kernel "$PROBE" --kvm-device /dev/null
-expect "a device that is not KVM" 125 '' 'is not a KVM device'
-run run --kernel "$PROBE" --serial /nonexistent-dir/console
-expect "unwritable --serial file" 125 '' "cannot open serial output"
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -c /dev/kvm ] &&
-	[ "$(stat -c %a /dev/kvm)" = 600 ]; then
-	cp "$PROBE" "$TMP/probe.elf" && chmod 755 "$TMP" && chmod 644 "$TMP/probe.elf"
-	status=0
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$MSIVM" run --kernel "$TMP/probe.elf" \
-		>"$TMP/out" 2>"$TMP/err" || status=$?
-	out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
-	expect "no permission on /dev/kvm" 125 '' 'no permission to open /dev/kvm'
-else
-	echo "skip - no permission on /dev/kvm (needs root and a 0600 /dev/kvm)"
-fi
-
-finish
+echo "e2e: all suites passed"

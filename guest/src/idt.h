@@ -1,0 +1,25 @@
+/* guest/src/idt.h - 64-bit IDT: entry stubs for all 256 vectors, exception reporting. */
+#ifndef PROBE_IDT_H
+#define PROBE_IDT_H
+
+#include <stdint.h>
+
+/* Exit status used when a CPU exception (vector 0..31) is taken. */
+#define PROBE_EXIT_EXCEPTION 4
+
+/*
+ * Fill the IDT (256 interrupt gates, DPL0, code selector 0x08, no IST) with
+ * the stubs from isr.S and load it with LIDT. Interrupts stay disabled (IF is
+ * not touched). Call once, early; exceptions are reported from then on.
+ */
+void idt_init(void);
+
+/*
+ * Called by isr.S for every vector with frame = {error code (0 if the CPU
+ * pushes none), RIP, CS, RFLAGS, RSP, SS}. Vectors 0..31 print
+ * "probe: exception N rip=0x..." (plus "probe: page fault cr2=0x... error=0x..."
+ * for #PF) and exit with PROBE_EXIT_EXCEPTION; others go to irq_handle().
+ */
+void isr_dispatch(uint64_t vector, const uint64_t *frame);
+
+#endif

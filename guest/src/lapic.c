@@ -1,0 +1,98 @@
+/* guest/src/lapic.c - local APIC in xAPIC mode (MMIO), as seen by the BSP. */
+#include "lapic.h"
+#include "console.h"
+#include "cpu.h"
+#include "mmio.h"
+#include "io.h"
+
+#define MSR_APIC_BASE       0x1b
+#define APIC_BASE_EXTD      (1ull << 10)
+#define APIC_BASE_EN        (1ull << 11)
+#define APIC_BASE_ADDR_MASK 0x000ffffffffff000ull
+
+#define REG_ID          0x020
+#define REG_TPR         0x080
+#define REG_EOI         0x0b0
+#define REG_SVR         0x0f0
+#define REG_TMR         0x180   /* 8 x 32-bit, 16 bytes apart */
+#define REG_LVT_TIMER   0x320
+#define REG_LVT_LINT0   0x350
+#define REG_LVT_LINT1   0x360
+#define REG_LVT_ERROR   0x370
+#define REG_TIMER_INIT  0x380
+#define REG_TIMER_DIV   0x3e0
+
+#define SVR_ENABLE      0x100
+#define LVT_MASKED      0x10000
+#define LVT_PERIODIC    0x20000
+#define TIMER_DIV_16    0x3
+
+static bool ready;
+
+static inline uint32_t lapic_read(uint32_t reg)
+{
+    return mmio_read32(LAPIC_BASE + reg);
+}
+
+static inline void lapic_write(uint32_t reg, uint32_t v)
+{
+    mmio_write32(LAPIC_BASE + reg, v);
+}
+
+int lapic_init(void)
+{
+    uint64_t msr;
+
+    if (ready)
+        return 0;
+    msr = rdmsr(MSR_APIC_BASE);
+    if ((msr & APIC_BASE_ADDR_MASK) != LAPIC_BASE || (msr & APIC_BASE_EXTD)) {
+        cprintf("probe: lapic unusable, IA32_APIC_BASE=0x%lx\n", (unsigned long)msr);
+        return -1;
+    }
+    if (!(msr & APIC_BASE_EN))
+        wrmsr(MSR_APIC_BASE, msr | APIC_BASE_EN);
+
+    outb(0x21, 0xff); outb(0xa1, 0xff);
+    lapic_write(REG_TPR, 0);
+    lapic_write(REG_LVT_TIMER, LVT_MASKED);
+    lapic_write(REG_LVT_LINT0, LVT_MASKED);
+    lapic_write(REG_LVT_LINT1, LVT_MASKED);
+    lapic_write(REG_LVT_ERROR, LVT_MASKED);
+    lapic_write(REG_SVR, SVR_ENABLE | LAPIC_SPURIOUS_VECTOR);
+    ready = true;
+    return 0;
+}
+
+bool lapic_ready(void)
+{
+    return ready;
+}
+
+uint8_t lapic_id(void)
+{
+    return (uint8_t)(lapic_read(REG_ID) >> 24);
+}
+
+void lapic_eoi(void)
+{
+    lapic_write(REG_EOI, 0);
+}
+
+bool lapic_tmr(uint8_t vector)
+{
+    return (lapic_read(REG_TMR + (vector >> 5) * 0x10) >> (vector & 31)) & 1;
+}
+
+void lapic_timer_start(uint8_t vector, uint32_t count)
+{
+    lapic_write(REG_TIMER_DIV, TIMER_DIV_16);
+    lapic_write(REG_LVT_TIMER, LVT_PERIODIC | vector);
+    lapic_write(REG_TIMER_INIT, count);
+}
+
+void lapic_timer_stop(void)
+{
+    lapic_write(REG_TIMER_INIT, 0);
+    lapic_write(REG_LVT_TIMER, LVT_MASKED);
+}

@@ -1,0 +1,44 @@
+/* guest/src/lapic.h - local APIC (xAPIC MMIO at 0xFEE00000): enable, EOI, TMR, one-shot watchdog timer. */
+#ifndef PROBE_LAPIC_H
+#define PROBE_LAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LAPIC_BASE              0xfee00000u
+#define LAPIC_SPURIOUS_VECTOR   0xff
+
+/* Exit status when the LAPIC cannot be used in xAPIC mode at LAPIC_BASE. */
+#define PROBE_EXIT_LAPIC        10
+
+/*
+ * Check IA32_APIC_BASE (enabled, xAPIC mode, base 0xFEE00000; a globally
+ * disabled APIC at that base is enabled), then software-enable it: SVR =
+ * enable | LAPIC_SPURIOUS_VECTOR, TPR = 0, LVT timer/LINT0/LINT1/error masked
+ * (so 8259 ExtINT and NMI wiring left by firmware cannot interfere).
+ * Idempotent. Returns 0, or -1 after printing "probe: lapic ..." if unusable.
+ */
+int lapic_init(void);
+
+/* True once lapic_init() succeeded. */
+bool lapic_ready(void);
+
+/* This CPU's APIC ID (bits 31:24 of the ID register). */
+uint8_t lapic_id(void);
+
+/* Signal end of interrupt for the highest in-service vector. */
+void lapic_eoi(void);
+
+/* TMR bit of `vector`: 1 if the in-service interrupt was accepted as
+ * level-triggered. Only meaningful before the EOI of that interrupt. */
+bool lapic_tmr(uint8_t vector);
+
+/*
+ * Start the LAPIC timer in periodic mode, divide by 16, initial count
+ * `count`, raising `vector` (edge). With KVM's 1 GHz APIC timer clock
+ * 625000 is 10 ms. lapic_timer_stop() masks it and clears the count.
+ */
+void lapic_timer_start(uint8_t vector, uint32_t count);
+void lapic_timer_stop(void);
+
+#endif

@@ -1,0 +1,37 @@
+/* guest/src/wait.c - halt-based waiting with a periodic LAPIC timer as watchdog. */
+#include "wait.h"
+#include "cpu.h"
+#include "irq.h"
+#include "lapic.h"
+
+int wait_until(bool (*cond)(const void *ctx), const void *ctx, unsigned int max_wakeups)
+{
+    static bool registered;
+    unsigned int wakeups = 0;
+    int rc = 0;
+
+    irq_disable();
+    if (cond(ctx)) {
+        irq_enable();
+        return 0;
+    }
+    if (!registered) {
+        irq_register(IRQ_VEC_WATCHDOG, 0, 0, IRQ_EDGE, IRQ_F_HIDE_IDLE,
+                     "lapic timer (watchdog)");
+        registered = true;
+    }
+    lapic_timer_start(IRQ_VEC_WATCHDOG, WAIT_WATCHDOG_TICKS);
+    for (;;) {
+        irq_enable_and_halt();
+        irq_disable();
+        if (cond(ctx))
+            break;
+        if (++wakeups >= max_wakeups) {
+            rc = -1;
+            break;
+        }
+    }
+    lapic_timer_stop();
+    irq_enable();
+    return rc;
+}
