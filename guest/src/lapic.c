@@ -3,7 +3,6 @@
 #include "console.h"
 #include "cpu.h"
 #include "mmio.h"
-#include "io.h"
 
 #define MSR_APIC_BASE       0x1b
 #define APIC_BASE_EXTD      (1ull << 10)
@@ -53,7 +52,6 @@ int lapic_init(void)
     if (!(msr & APIC_BASE_EN))
         wrmsr(MSR_APIC_BASE, msr | APIC_BASE_EN);
 
-    outb(0x21, 0xff); outb(0xa1, 0xff);
     lapic_write(REG_TPR, 0);
     lapic_write(REG_LVT_TIMER, LVT_MASKED);
     lapic_write(REG_LVT_LINT0, LVT_MASKED);

@@ -190,8 +190,12 @@ static void config_irq(void *ctx)
 static void isr_irq(void *ctx)
 {
     struct virtio_pci *vp = ctx;
+    uint32_t irr0 = mmio_read32(0xfee00200 + 0x10), rte0, rte1;
+    mmio_write32(0xfec00000, 0x10 + 2 * 10); rte0 = mmio_read32(0xfec00010);
     uint8_t isr = mmio_read8(vp->isr);
+    mmio_write32(0xfec00000, 0x10 + 2 * 10); rte1 = mmio_read32(0xfec00010);
     if (dbg_n < 64) dbg_log[dbg_n++] = (rdtsc_() << 8) | isr;
+    cprintf("DBGH isr=%u lapic_irr30=%u rte_before=%x rte_after=%x\n", isr, (irr0 >> 16) & 1, rte0, rte1);
 
     if (isr & ISR_QUEUE)
         signal_all_queues(vp);
