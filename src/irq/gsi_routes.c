@@ -52,9 +52,11 @@ void gsi_routes_set_msi(struct gsi_routes *r, uint32_t gsi, uint32_t addr_lo, ui
 {
 	pthread_mutex_lock(&r->lock);
 	struct gsi_msi_route *s = slot(r, gsi);
-	struct gsi_msi_route want = { true, addr_lo, addr_hi, data };
-	if (s && memcmp(s, &want, sizeof(want)) != 0) {
-		*s = want;
+	bool same = s && s->present && s->addr_lo == addr_lo && s->addr_hi == addr_hi &&
+		    s->data == data;
+	if (s && !same) {
+		*s = (struct gsi_msi_route){ .present = true, .addr_lo = addr_lo, .addr_hi = addr_hi,
+					     .data = data };
 		r->dirty = true;
 	} else if (s) {
 		r->unchanged++;

@@ -7,15 +7,31 @@
 
 #include "irq/gsi_routes.h"
 
-struct irq_vec {
-	struct gsi_routes *routes;
-	int efd;           /* eventfd the device writes */
-	uint32_t gsi;
-	bool bound;        /* route present and irqfd assigned */
+/* How a bound vector reaches KVM. */
+enum irq_path {
+	IRQ_PATH_IRQFD,       /* eventfd -> irqfd -> route: KVM injects, msivm makes no syscall but a write */
+	IRQ_PATH_SIGNAL_MSI,  /* KVM_SIGNAL_MSI ioctl from the signalling thread, no route or irqfd */
 };
 
-/* Allocates a GSI and an eventfd. Returns 0 or -errno. */
+struct irq_vec {
+	struct gsi_routes *routes;
+	enum irq_path path;
+	int efd;           /* eventfd the device writes */
+	uint32_t gsi;
+	bool bound;        /* deliverable: route + irqfd (irqfd path) or message kept (SIGNAL_MSI path) */
+	uint32_t addr_lo, addr_hi, data;
+};
+
+/* Allocates a GSI and an eventfd; the vector delivers through its irqfd.
+ * Returns 0 or -errno. */
 int irq_vec_init(struct irq_vec *v, struct gsi_routes *routes);
+
+/* Picks the delivery mechanism; call while the vector is unbound. */
+void irq_vec_set_path(struct irq_vec *v, enum irq_path path);
+
+/* Parses "irqfd" or "signal-msi". Returns 0 or -EINVAL. */
+int irq_path_parse(const char *s, enum irq_path *out);
+const char *irq_path_name(enum irq_path p);
 void irq_vec_destroy(struct irq_vec *v);
 
 /* Gives the vector a route to (addr, data) and an irqfd (assigned once,

@@ -46,6 +46,12 @@ int msi_init(struct msi *m, struct pci_func *f, struct gsi_routes *routes, uint3
 	return 0;
 }
 
+void msi_set_path(struct msi *m, enum irq_path path)
+{
+	for (uint32_t i = 0; i < (1u << m->log2_capable); i++)
+		irq_vec_set_path(&m->vecs[i], path);
+}
+
 void msi_destroy(struct msi *m)
 {
 	for (uint32_t i = 0; i < (1u << m->log2_capable); i++)

@@ -30,6 +30,9 @@ struct msi {
 int msi_init(struct msi *m, struct pci_func *f, struct gsi_routes *routes, uint32_t nvec);
 void msi_destroy(struct msi *m);
 
+/* Delivery mechanism for every message (irqfd by default); before the guest runs. */
+void msi_set_path(struct msi *m, enum irq_path path);
+
 /* Re-reads the capability after a config write (function lock held): enable,
  * number of messages, address, data and mask bits; binds routes for
  * unmasked messages and replays pending ones. */

@@ -50,6 +50,12 @@ int msix_init(struct msix *m, struct pci_func *f, struct gsi_routes *routes, uin
 	return 0;
 }
 
+void msix_set_path(struct msix *m, enum irq_path path)
+{
+	for (uint16_t i = 0; i < m->nvec; i++)
+		irq_vec_set_path(&m->vecs[i], path);
+}
+
 void msix_destroy(struct msix *m)
 {
 	for (uint16_t i = 0; i < m->nvec; i++)

@@ -60,6 +60,9 @@ int msix_init(struct msix *m, struct pci_func *f, struct gsi_routes *routes, uin
 	      unsigned bar, uint32_t pba_offset);
 void msix_destroy(struct msix *m);
 
+/* Delivery mechanism for every vector (irqfd by default); before the guest runs. */
+void msix_set_path(struct msix *m, enum irq_path path);
+
 /* Bytes the table and PBA need in the BAR (a power of two). */
 uint64_t msix_bar_size(uint16_t nvec, uint32_t *pba_offset);
 

@@ -54,8 +54,9 @@ int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
 		     const struct bus_ops *ops, void *opaque, const char *name)
 {
 	if (idx >= PCI_NUM_BARS || (is64 && idx + 1 >= PCI_NUM_BARS) || size < 16 ||
-	    (size & (size - 1)) || (!is64 && size > (1ULL << 31)) || f->bars[idx].size)
-		return -EINVAL;
+	    (size & (size - 1)) || (!is64 && size > (1ULL << 31)) || f->bars[idx].size ||
+	    (is64 && f->bars[idx + 1].size) || (idx > 0 && f->bars[idx - 1].is64))
+		return -EINVAL; /* in use, or the upper half of a 64-bit BAR */
 	f->bars[idx] = (struct pci_bar){ .size = size, .is64 = is64, .ops = ops,
 					 .opaque = opaque, .name = name };
 	uint32_t off = PCI_BAR0 + idx * 4;
@@ -151,7 +152,7 @@ int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint
 
 static bool access_ok(uint32_t offset, uint32_t len)
 {
-	return (len == 1 || len == 2 || len == 4) && offset % len == 0 && offset + len <= PCI_CFG_SIZE;
+	return (len == 1 || len == 2 || len == 4) && offset % len == 0 && offset <= PCI_CFG_SIZE - len;
 }
 
 uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)

@@ -318,6 +318,7 @@ static int setup_irq_sources(struct virtio_pci *t, struct gsi_routes *routes, st
 					    &t->msix, t->info.name)))
 			return error_set(err, ret, "%s: cannot set up MSI-X: %s", t->info.name,
 					 strerror(-ret));
+		msix_set_path(&t->msix, t->cfg.path);
 		t->has_msix = true;
 	}
 	if (t->cfg.mode == IRQ_MODE_MSI) {
@@ -326,6 +327,7 @@ static int setup_irq_sources(struct virtio_pci *t, struct gsi_routes *routes, st
 		if (ret)
 			return error_set(err, ret, "%s: cannot set up MSI: %s", t->info.name,
 					 strerror(-ret));
+		msi_set_path(&t->msi, t->cfg.path);
 		t->has_msi = true;
 	}
 	return 0;

@@ -41,6 +41,7 @@ const char *irq_mode_name(enum irq_mode m);
 struct virtio_pci_config {
 	enum irq_mode mode;
 	int vectors;              /* MSI-X table size; -1: derive from mode; 0: no MSI-X */
+	enum irq_path path;       /* MSI/MSI-X delivery: irqfd (default) or KVM_SIGNAL_MSI */
 };
 
 struct virtio_pci;

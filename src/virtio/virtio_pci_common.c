@@ -41,7 +41,6 @@ void vpci_common_reset(struct virtio_pci *t)
 		vq->msix_vector = VIRTIO_NO_VECTOR;
 		vq->enabled = false;
 		vq->desc = vq->driver = vq->device = 0;
-		vq->pushed_seen = vq->vq.pushed;
 	}
 	if (t->ops->reset)
 		t->ops->reset(t->opaque);
@@ -149,6 +148,7 @@ static void queue_enable(struct virtio_pci *t, struct vpci_queue *q, uint16_t v)
 		virtio_pci_set_needs_reset(t, "queue rings misaligned or outside guest RAM");
 		return;
 	}
+	q->pushed_seen = q->vq.pushed;
 	q->enabled = true;
 }
 
