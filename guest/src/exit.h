@@ -6,9 +6,17 @@
 
 #define DEBUG_EXIT_PORT 0xf4
 
-/* Exit codes used by the probe itself (besides the exit=N value). */
-#define PROBE_EXIT_BAD_ARG   2
-#define PROBE_EXIT_BAD_MAGIC 3
+/* Exit codes used by the probe itself (besides the exit=N value); each
+ * failure has its own code (guest/README.md lists them). */
+#define PROBE_EXIT_BAD_ARG      2   /* bad exit=, rng= or irq= value */
+#define PROBE_EXIT_BAD_MAGIC    3   /* start_info magic wrong */
+#define PROBE_EXIT_EXCEPTION    4   /* CPU exception (vector 0..31) */
+#define PROBE_EXIT_IRQ_MODE     5   /* forced irq= mode unavailable */
+#define PROBE_EXIT_RNG_TIMEOUT  6   /* virtio-rng request never completed */
+#define PROBE_EXIT_RNG_DATA     7   /* virtio-rng data check failed */
+#define PROBE_EXIT_VIRTIO       8   /* virtio device initialisation failed */
+#define PROBE_EXIT_IRQ_CHECK    9   /* interrupt accounting check failed */
+#define PROBE_EXIT_LAPIC        10  /* LAPIC not usable in xAPIC mode */
 
 /*
  * outb(code, DEBUG_EXIT_PORT). If that returns (no debug-exit device), print

@@ -5,36 +5,19 @@
 #include "exit.h"
 #include "irq.h"
 
-#define IDT_VECTORS     256
-#define ISR_STUB_SIZE   16      /* must match isr.S */
-#define SEL_CODE64      0x08    /* entry.S GDT */
-#define GATE_INTR_DPL0  0x8eull /* present, DPL 0, 64-bit interrupt gate */
+#define IDT_BYTES       (256 * 16)
 #define VEC_PAGE_FAULT  14
 
-struct idt_gate {
-    uint64_t lo;    /* offset 15:0, selector, IST, type/attr, offset 31:16 */
-    uint64_t hi;    /* offset 63:32, reserved */
-};
-
-static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
-
-extern const char isr_stubs[];
+/* 256 gates, built at link time in isr.S. */
+extern const char idt_table[IDT_BYTES];
 
 void idt_init(void)
 {
     struct {
         uint16_t limit;
         uint64_t base;
-    } __attribute__((packed)) desc = { sizeof(idt) - 1, (uintptr_t)idt };
-    uint64_t a = (uintptr_t)isr_stubs;
-    unsigned int v;
+    } __attribute__((packed)) desc = { IDT_BYTES - 1, (uintptr_t)idt_table };
 
-    /* About 8 emulated instructions per gate. */
-    for (v = 0; v < IDT_VECTORS; v++, a += ISR_STUB_SIZE) {
-        idt[v].lo = (a & 0xffff) | ((uint64_t)SEL_CODE64 << 16) |
-                    (GATE_INTR_DPL0 << 40) | ((a & 0xffff0000ull) << 32);
-        idt[v].hi = a >> 32;
-    }
     __asm__ volatile("lidt %0" : : "m"(desc) : "memory");
 }
 

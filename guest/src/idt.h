@@ -4,13 +4,12 @@
 
 #include <stdint.h>
 
-/* Exit status used when a CPU exception (vector 0..31) is taken. */
-#define PROBE_EXIT_EXCEPTION 4
+#include "exit.h"
 
 /*
- * Fill the IDT (256 interrupt gates, DPL0, code selector 0x08, no IST) with
- * the stubs from isr.S and load it with LIDT. Interrupts stay disabled (IF is
- * not touched). Call once, early; exceptions are reported from then on.
+ * Load the IDT (256 interrupt gates, DPL0, code selector 0x08, no IST,
+ * pointing at the isr.S stubs; built at link time) with LIDT. IF is not
+ * touched. Call once, early; exceptions are reported from then on.
  */
 void idt_init(void);
 

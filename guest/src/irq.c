@@ -6,27 +6,49 @@
 
 #include <stdarg.h>
 
-#define SRC_LEN 48
+#define SRC_LEN     48
+#define MAX_SLOTS   32      /* distinct vectors registered or seen */
 
-struct irq_vec {
+/* One slot per vector that was registered or fired; .bss stays small
+ * because entry.S clears it with emulated instructions. */
+struct irq_slot {
     irq_handler_fn fn;
     void *ctx;
     volatile uint32_t count;
     volatile uint32_t level;
+    uint8_t vector;
     bool registered;
     uint8_t trig;
     uint8_t flags;
     char src[SRC_LEN];
 };
 
-static struct irq_vec vecs[256];
+static struct irq_slot slots[MAX_SLOTS];
+static unsigned int nslots;
+static uint8_t slot_of[256];        /* slot index + 1, 0 = none */
+static volatile uint32_t overflow;  /* interrupts on vectors without a slot */
+
+/* Slot of `vector`, created on first use; NULL when all slots are taken. */
+static struct irq_slot *slot_get(uint8_t vector)
+{
+    struct irq_slot *s;
+
+    if (slot_of[vector])
+        return &slots[slot_of[vector] - 1];
+    if (nslots == MAX_SLOTS)
+        return 0;
+    s = &slots[nslots++];
+    s->vector = vector;
+    slot_of[vector] = (uint8_t)nslots;
+    return s;
+}
 
 int irq_alloc_vector(void)
 {
     int v;
 
     for (v = IRQ_VEC_DEVICE_FIRST; v <= IRQ_VEC_DEVICE_LAST; v++)
-        if (!vecs[v].registered)
+        if (!slot_of[v] || !slots[slot_of[v] - 1].registered)
             return v;
     return -1;
 }
@@ -34,86 +56,112 @@ int irq_alloc_vector(void)
 void irq_register(uint8_t vector, irq_handler_fn fn, void *ctx,
                   enum irq_trigger trig, unsigned int flags, const char *fmt, ...)
 {
-    struct irq_vec *e = &vecs[vector];
+    struct irq_slot *s = slot_get(vector);
     va_list ap;
 
-    e->fn = fn;
-    e->ctx = ctx;
-    e->trig = (uint8_t)trig;
-    e->flags = (uint8_t)flags;
+    if (!s)
+        return;
+    s->fn = fn;
+    s->ctx = ctx;
+    s->trig = (uint8_t)trig;
+    s->flags = (uint8_t)flags;
     va_start(ap, fmt);
-    vsnprintf(e->src, sizeof(e->src), fmt, ap);
+    vsnprintf(s->src, sizeof(s->src), fmt, ap);
     va_end(ap);
-    e->registered = true;
+    s->registered = true;
 }
 
 void irq_unregister(uint8_t vector)
 {
-    struct irq_vec *e = &vecs[vector];
+    struct irq_slot *s;
 
-    e->registered = false;
-    e->fn = 0;
-    e->ctx = 0;
-    e->count = 0;
-    e->level = 0;
+    if (!slot_of[vector])
+        return;
+    s = &slots[slot_of[vector] - 1];
+    s->registered = false;
+    s->fn = 0;
+    s->ctx = 0;
+    s->flags = IRQ_F_HIDE_IDLE;     /* listed again only if it fires */
+    s->count = 0;
+    s->level = 0;
 }
 
 void irq_handle(uint8_t vector)
 {
-    struct irq_vec *e = &vecs[vector];
+    struct irq_slot *s = slot_get(vector);
 
-    e->count++;
-    if (vector == LAPIC_SPURIOUS_VECTOR)
-        return;
-    if (lapic_tmr(vector))
-        e->level++;
-    if (e->fn)
-        e->fn(e->ctx);
-    lapic_eoi();
+    if (!s) {
+        overflow++;
+    } else {
+        s->count++;
+        if (vector == LAPIC_SPURIOUS_VECTOR)
+            return;
+        if (lapic_tmr(vector))
+            s->level++;
+        if (s->fn)
+            s->fn(s->ctx);
+    }
+    if (vector != LAPIC_SPURIOUS_VECTOR)
+        lapic_eoi();
 }
 
 uint32_t irq_count(uint8_t vector)
 {
-    return vecs[vector].count;
+    return slot_of[vector] ? slots[slot_of[vector] - 1].count : 0;
+}
+
+/* Check one fired slot against its registration; prints and returns
+ * PROBE_EXIT_IRQ_CHECK on mismatch. */
+static int check_slot(const struct irq_slot *s)
+{
+    if (s->count == 0 || s->vector == LAPIC_SPURIOUS_VECTOR)
+        return 0;
+    if (!s->registered) {
+        cprintf("probe: irq check failed vec=0x%02x unexpected interrupt\n", s->vector);
+    } else if (s->trig == IRQ_EDGE && s->level != 0) {
+        cprintf("probe: irq check failed vec=0x%02x expected edge, level=%u\n",
+                s->vector, s->level);
+    } else if (s->trig == IRQ_LEVEL && s->level != s->count) {
+        cprintf("probe: irq check failed vec=0x%02x expected level, level=%u count=%u\n",
+                s->vector, s->level, s->count);
+    } else {
+        return 0;
+    }
+    return PROBE_EXIT_IRQ_CHECK;
 }
 
 int irq_report(const char *mode)
 {
-    unsigned long total = 0, level = 0;
+    unsigned long total = overflow, level = 0;
+    unsigned int i, j, done = 0;
     int rc = 0;
-    unsigned int v;
 
-    for (v = 32; v < 256; v++) {
-        const struct irq_vec *e = &vecs[v];
-        const char *src = e->registered ? e->src :
-                          v == LAPIC_SPURIOUS_VECTOR ? "lapic spurious" : "unexpected";
+    /* Slots in vector order: repeated minimum search, nslots is small. */
+    for (i = 0; i < nslots; i++) {
+        const struct irq_slot *s = 0;
 
-        if (e->count == 0 && (!e->registered || (e->flags & IRQ_F_HIDE_IDLE)))
+        for (j = 0; j < nslots; j++)
+            if (slots[j].vector >= done && (!s || slots[j].vector < s->vector))
+                s = &slots[j];
+        done = s->vector + 1u;
+        if (s->count == 0 && (!s->registered || (s->flags & IRQ_F_HIDE_IDLE)))
             continue;
-        cprintf("probe: irq vec=0x%02x count=%u level=%u src=%s\n", v, e->count,
-                e->level, src);
-        total += e->count;
-        level += e->level;
+        cprintf("probe: irq vec=0x%02x count=%u level=%u src=%s\n", s->vector, s->count,
+                s->level, s->registered ? s->src :
+                s->vector == LAPIC_SPURIOUS_VECTOR ? "lapic spurious" : "unexpected");
+        total += s->count;
+        level += s->level;
     }
+    if (overflow)
+        cprintf("probe: irq vec=other count=%u level=0 src=unexpected\n", overflow);
     cprintf("probe: irq mode=%s total=%lu level=%lu\n", mode, total, level);
 
-    for (v = 32; v < 256; v++) {
-        const struct irq_vec *e = &vecs[v];
-
-        if (e->count == 0)
-            continue;
-        if (!e->registered && v != LAPIC_SPURIOUS_VECTOR) {
-            cprintf("probe: irq check failed vec=0x%02x unexpected interrupt\n", v);
+    for (i = 0; i < nslots; i++)
+        if (check_slot(&slots[i]))
             rc = PROBE_EXIT_IRQ_CHECK;
-        } else if (e->registered && e->trig == IRQ_EDGE && e->level != 0) {
-            cprintf("probe: irq check failed vec=0x%02x expected edge, level=%u\n",
-                    v, e->level);
-            rc = PROBE_EXIT_IRQ_CHECK;
-        } else if (e->registered && e->trig == IRQ_LEVEL && e->level != e->count) {
-            cprintf("probe: irq check failed vec=0x%02x expected level, level=%u count=%u\n",
-                    v, e->level, e->count);
-            rc = PROBE_EXIT_IRQ_CHECK;
-        }
+    if (overflow) {
+        cprintf("probe: irq check failed: %u interrupts on untracked vectors\n", overflow);
+        rc = PROBE_EXIT_IRQ_CHECK;
     }
     return rc;
 }

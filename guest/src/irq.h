@@ -5,13 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "exit.h"
+
 /* Fixed vectors; device vectors are allocated from IRQ_VEC_DEVICE_FIRST up. */
 #define IRQ_VEC_WATCHDOG        0x20
 #define IRQ_VEC_DEVICE_FIRST    0x30
 #define IRQ_VEC_DEVICE_LAST     0xef
-
-/* Exit status when the interrupt checks of irq_report() fail. */
-#define PROBE_EXIT_IRQ_CHECK    9
 
 /* Expected trigger mode of a vector, checked against the LAPIC TMR. */
 enum irq_trigger {

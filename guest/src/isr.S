@@ -5,13 +5,16 @@
 
 #define ISR_STUB_SIZE 16
 
+#define SEL_CODE64      0x08    /* entry.S GDT */
+#define GATE_INTR_DPL0  0x8e    /* present, DPL 0, 64-bit interrupt gate */
+
 /*
  * isr_stubs[v] (at isr_stubs + v * ISR_STUB_SIZE): push a dummy error code if
  * the CPU did not, push the vector, jump to isr_common. At most 12 bytes each,
- * padded to 16 so idt.c can compute the addresses.
+ * padded to 16. The 4 KiB block is 4 KiB aligned (probe.ld relies on it).
  */
     .text
-    .balign ISR_STUB_SIZE
+    .balign 4096
     .globl isr_stubs
     .type isr_stubs, @function
 isr_stubs:
@@ -67,5 +70,28 @@ isr_common:
     addq    $16, %rsp               /* vector and error code */
     iretq
     .size isr_common, . - isr_common
+
+/*
+ * The IDT itself, complete at link time (no run-time loop: every CPL0
+ * instruction is emulated). Gate v points at isr_stubs + 16 * v; probe.ld
+ * provides the two 16-bit halves of isr_stubs (offset 63:32 is 0).
+ */
+    .section .rodata
+    .balign 16
+    .globl idt_table
+    .type idt_table, @object
+idt_table:
+    .set .Lvec, 0
+    .rept 256
+    .word   __isr_stubs_lo16 + .Lvec * ISR_STUB_SIZE   /* offset 15:0 */
+    .word   SEL_CODE64
+    .byte   0                                          /* IST */
+    .byte   GATE_INTR_DPL0
+    .word   __isr_stubs_hi16                           /* offset 31:16 */
+    .long   0                                          /* offset 63:32 */
+    .long   0
+    .set .Lvec, .Lvec + 1
+    .endr
+    .size idt_table, . - idt_table
 
     .section .note.GNU-stack, "", @progbits

@@ -5,11 +5,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "exit.h"
+
 #define LAPIC_BASE              0xfee00000u
 #define LAPIC_SPURIOUS_VECTOR   0xff
-
-/* Exit status when the LAPIC cannot be used in xAPIC mode at LAPIC_BASE. */
-#define PROBE_EXIT_LAPIC        10
 
 /*
  * Check IA32_APIC_BASE (enabled, xAPIC mode, base 0xFEE00000; a globally

@@ -1,11 +1,18 @@
 /* guest/src/lib.c - freestanding mem* and str* implementations. */
 #include "lib.h"
 
-/* rep movsb/stosb: one (emulated) instruction instead of a loop at CPL0. */
+/*
+ * rep movs/stos: under PVM each CPL0 iteration is still emulated separately
+ * (~1 us per iteration, measured), so the bulk moves 8 bytes per iteration
+ * and only the tail is done bytewise.
+ */
 void *memcpy(void *dst, const void *src, size_t n)
 {
     void *d = dst;
-    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+    size_t q = n >> 3, r = n & 7;
+
+    __asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) : : "memory");
     return dst;
 }
 
@@ -27,7 +34,11 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
     void *d = dst;
-    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    size_t q = n >> 3, r = n & 7;
+    uint64_t v = (uint8_t)c * 0x0101010101010101ull;
+
+    __asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(v) : "memory");
     return dst;
 }
 

@@ -7,6 +7,14 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Static storage that entry.S does NOT zero (probe.ld puts .bss.noinit
+ * before __bss_start): for large buffers the code initialises itself, since
+ * clearing memory at CPL0 costs ~1 us per qword under PVM. The ELF loader
+ * still zero-fills it (memsz > filesz), but code must not rely on that.
+ */
+#define __noinit __attribute__((section(".bss.noinit")))
+
 /* Standard semantics; gcc may emit calls to memcpy/memset/memmove/memcmp. */
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);

@@ -116,6 +116,9 @@ void probe_main(const struct hvm_start_info *si)
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
 
+    if (cmdline_has(cmdline, "fault"))     /* test hook: #PF above the mapped 4 GiB */
+        (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
+
     rc = run_devices(rng_kib, irq_mode);
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

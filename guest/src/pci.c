@@ -3,6 +3,7 @@
 #include "console.h"
 #include "fmt.h"
 #include "io.h"
+#include "lib.h"
 
 #define PCI_CONFIG_ADDR 0xcf8
 #define PCI_CONFIG_DATA 0xcfc
@@ -20,7 +21,7 @@
 
 #define VIRTIO_VENDOR       0x1af4
 
-static struct pci_dev devs[PCI_MAX_DEVS];
+static struct pci_dev devs[PCI_MAX_DEVS] __noinit;   /* filled by probe_function */
 static int ndevs;
 
 static void cfg_select(const struct pci_dev *d, uint8_t off)
@@ -91,6 +92,7 @@ static void probe_bars(struct pci_dev *d, int nbars)
     bool unassigned = false, high = false;
     int i;
 
+    /* All-ones sizing writes with I/O and memory decode off; restored after. */
     pci_cfg_write16(d, PCI_COMMAND, cmd & ~(PCI_CMD_IO | PCI_CMD_MEM));
     for (i = 0; i < nbars; i++) {
         struct pci_bar *b = &d->bar[i];
@@ -146,10 +148,7 @@ static void probe_bars(struct pci_dev *d, int nbars)
             high = true;
     }
     d->usable = !unassigned && !high;
-    if (unassigned)
-        cprintf("probe: %s bar unassigned, skipped\n", d->name);
-    else if (high)
-        cprintf("probe: %s bar above 4 GiB, skipped\n", d->name);
+    d->skip_reason = unassigned ? "bar unassigned" : high ? "bar above 4 GiB" : 0;
 }
 
 static void print_vendor_cap(const struct pci_dev *d, uint8_t off)
@@ -243,6 +242,8 @@ static uint8_t probe_function(uint8_t slot, uint8_t fn, uint32_t id)
         d->irq_pin = (uint8_t)(irq >> 8);
         probe_bars(d, d->header_type == 0 ? PCI_NUM_BARS : 2);
         probe_caps(d);
+        if (d->skip_reason)
+            cprintf("probe: %s %s, skipped\n", d->name, d->skip_reason);
     }
     if (d == &tmp)
         cprintf("probe: %s not recorded (more than %d functions)\n", d->name, PCI_MAX_DEVS);

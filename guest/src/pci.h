@@ -44,6 +44,7 @@ struct pci_dev {
     struct pci_bar bar[PCI_NUM_BARS];
     uint8_t cap_msi, cap_msix;          /* config offsets, 0 if absent */
     bool usable;                        /* every implemented BAR assigned, below 4 GiB */
+    const char *skip_reason;            /* why not usable, or NULL */
     char name[8];                       /* "bb:dd.f" */
 };
 
@@ -63,9 +64,10 @@ void pci_cfg_write16(const struct pci_dev *d, uint8_t off, uint16_t v);
  *     cap 0x40 msix table=bar0+0x2000 pba=bar0+0x3000 size 3
  * BARs are sized with all-ones writes while I/O and memory decode are off,
  * then the original BAR and command values are restored; nothing is
- * assigned. A function with an implemented BAR at address 0 prints
- * "probe: bb:dd.f bar unassigned, skipped", one with a BAR above 4 GiB
- * "probe: bb:dd.f bar above 4 GiB, skipped"; both get usable = false.
+ * assigned. After its listing, a function with an implemented BAR at address
+ * 0 prints "probe: bb:dd.f bar unassigned, skipped", one with a memory BAR
+ * reaching above 4 GiB (not mapped by the probe) "probe: bb:dd.f bar above
+ * 4 GiB, skipped"; both get usable = false and are not driven.
  * Returns the number of functions recorded.
  */
 int pci_enumerate(void);

@@ -7,8 +7,6 @@
 #include "mmio.h"
 #include "msi.h"
 #include "msix.h"
-uint64_t dbg_log[64]; unsigned dbg_n;
-static inline uint64_t rdtsc_(void){uint32_t lo,hi;__asm__ volatile("rdtsc":"=a"(lo),"=d"(hi));return ((uint64_t)hi<<32)|lo;}
 
 /* virtio_pci_cap.cfg_type */
 #define CAP_COMMON  1
@@ -48,7 +46,7 @@ static inline uint64_t rdtsc_(void){uint32_t lo,hi;__asm__ volatile("rdtsc":"=a"
 /* Results of one start attempt besides 0. */
 #define TRY_REFUSED (-1)    /* interrupt mode not accepted: try the next one */
 
-static struct virtq_mem vq_mem[VIRTIO_MAX_QUEUES];
+static struct virtq_mem vq_mem[VIRTIO_MAX_QUEUES] __noinit;
 
 static const char *const mode_names[] = {
     [VIRTIO_IRQ_AUTO] = "auto",
@@ -145,11 +143,9 @@ void virtio_pci_reset(const struct virtio_pci *vp)
         ;
 }
 
-
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq)
 {
     (void)vp;
-    if (dbg_n < 64) dbg_log[dbg_n++] = (rdtsc_() << 8) | 0xff;
     mmio_write16(vq->notify_addr, vq->index);
 }
 
@@ -190,12 +186,7 @@ static void config_irq(void *ctx)
 static void isr_irq(void *ctx)
 {
     struct virtio_pci *vp = ctx;
-    uint32_t irr0 = mmio_read32(0xfee00200 + 0x10), rte0, rte1;
-    mmio_write32(0xfec00000, 0x10 + 2 * 10); rte0 = mmio_read32(0xfec00010);
     uint8_t isr = mmio_read8(vp->isr);
-    mmio_write32(0xfec00000, 0x10 + 2 * 10); rte1 = mmio_read32(0xfec00010);
-    if (dbg_n < 64) dbg_log[dbg_n++] = (rdtsc_() << 8) | isr;
-    cprintf("DBGH isr=%u lapic_irr30=%u rte_before=%x rte_after=%x\n", isr, (irr0 >> 16) & 1, rte0, rte1);
 
     if (isr & ISR_QUEUE)
         signal_all_queues(vp);

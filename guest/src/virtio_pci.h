@@ -5,16 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exit.h"
 #include "pci.h"
 #include "virtq.h"
 
 #define VIRTIO_PCI_VENDOR   0x1af4
 #define VIRTIO_MAX_QUEUES   4
 #define VIRTIO_F_VERSION_1  (1ull << 32)
-
-/* Exit statuses of virtio_pci_start(). */
-#define PROBE_EXIT_IRQ_MODE 5   /* the forced irq= mode is unavailable */
-#define PROBE_EXIT_VIRTIO   8   /* device initialisation failed */
 
 enum virtio_irq_mode {
     VIRTIO_IRQ_AUTO,            /* pick like Linux virtio_pci, see below */

@@ -2,6 +2,7 @@
 #include "virtio_rng.h"
 #include "console.h"
 #include "irq.h"
+#include "lib.h"
 #include "wait.h"
 
 #define RNG_BUF_SIZE        4096
@@ -10,7 +11,7 @@
 #define RNG_MIN_DISTINCT    200
 #define RNG_DISTINCT_BYTES  1024    /* the distinct check needs this much data */
 
-static uint8_t rng_buf[RNG_BUF_SIZE] __attribute__((aligned(4096)));
+static uint8_t rng_buf[RNG_BUF_SIZE] __noinit __attribute__((aligned(4096)));
 static struct virtio_pci rng_vp;
 
 bool virtio_rng_match(const struct pci_dev *d)
@@ -110,8 +111,8 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
                popcount64(seen[3]);
     cprintf("probe: rng read %lu bytes, distinct=%u, requests=%u\n",
             (unsigned long)total, distinct, requests);
-    { extern uint64_t dbg_log[64]; extern unsigned dbg_n; unsigned i; for (i = 0; i < dbg_n; i++) cprintf("DEBUG %lu %s\n", (unsigned long)((dbg_log[i] >> 8) - (dbg_log[0] >> 8)) , (dbg_log[i] & 0xff) == 0xff ? "kick" : (dbg_log[i] & 0xff) ? "isr=1" : "isr=0"); }
-    cprintf("DEBUG vq irqs=%u config=%u isr_empty=%u\n", vq->irqs, vp->config_irqs, vp->isr_empty);
+    cprintf("probe: virtio %s queue_irqs=%u config_irqs=%u isr_empty=%u\n", d->name,
+            vq->irqs, vp->config_irqs, vp->isr_empty);
     if (total >= RNG_DISTINCT_BYTES && distinct <= RNG_MIN_DISTINCT) {
         cprintf("probe: rng data check failed, distinct=%u\n", distinct);
         return PROBE_EXIT_RNG_DATA;

@@ -2,13 +2,11 @@
 #ifndef PROBE_VIRTIO_RNG_H
 #define PROBE_VIRTIO_RNG_H
 
+#include "exit.h"
 #include "pci.h"
 #include "virtio_pci.h"
 
 #define VIRTIO_TYPE_RNG     4
-
-#define PROBE_EXIT_RNG_TIMEOUT  6
-#define PROBE_EXIT_RNG_DATA     7
 
 /* True if d is a virtio-rng PCI function (modern 0x1044 or transitional). */
 bool virtio_rng_match(const struct pci_dev *d);
@@ -21,7 +19,10 @@ bool virtio_rng_match(const struct pci_dev *d);
  * qword, zeroed before posting, are non-zero), no 16 consecutive empty
  * completions, more than 200 distinct byte values (if >= 1 KiB was read),
  * and at least one queue interrupt (if a request was made). Prints
- * "probe: rng read N bytes, distinct=D, requests=R". *mode is set to the
+ * "probe: rng read N bytes, distinct=D, requests=R" and "probe: virtio <bdf>
+ * queue_irqs=Q config_irqs=C isr_empty=E" (interrupts that signalled the
+ * queue, configuration changes, ISR-mode interrupts with ISR = 0) before
+ * the checks. *mode is set to the
  * interrupt mode used ("none" if the device did not start).
  * Returns 0 or a PROBE_EXIT_* status (5, 6, 7, 8, 9).
  */

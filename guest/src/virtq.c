@@ -3,10 +3,17 @@
 #include "cpu.h"
 #include "lib.h"
 
+#include <stddef.h>
+
 void virtq_init(struct virtq *vq, struct virtq_mem *mem, uint16_t index, uint16_t size)
 {
     memset(vq, 0, sizeof(*vq));
-    memset(mem, 0, sizeof(*mem));
+    /* Zero only what a queue of this size uses (mem is not pre-zeroed and
+     * clearing costs ~1 us per qword at CPL0 under PVM). */
+    memset(mem->desc, 0, size * sizeof(mem->desc[0]));
+    memset(&mem->avail, 0, offsetof(struct virtq_avail, ring) + (size + 1) * sizeof(uint16_t));
+    memset(&mem->used, 0, offsetof(struct virtq_used, ring) +
+           size * sizeof(struct virtq_used_elem) + sizeof(uint16_t));
     vq->mem = mem;
     vq->index = index;
     vq->size = size;
