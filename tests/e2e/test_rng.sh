@@ -7,6 +7,8 @@ here=$(dirname "$0")
 # jqv EXPR: evaluates EXPR on the last run's --stats-json.
 jqv() { jq -r "$1" "$TMP/stats.json"; }
 
+# The probe may find a completion in the used ring before its interrupt
+# arrives, so interrupt counts are checked for >= 1, not = requests.
 # Edge interrupts for one vector that arrive while it is still pending in the
 # LAPIC's IRR are merged, so the guest may count fewer than msivm delivered.
 
@@ -68,7 +70,7 @@ check "intx: level-triggered IOAPIC pin, ISR read per interrupt, no MSI" \
 	'[ "$status" = 0 ]' \
 	'grep -q "probe: irq mode=intx total=" <<<"$out"' \
 	'grep -qE "src=ioapic pin 17 00:01.0" <<<"$out"' \
-	'[ "$(guest_level)" -ge 16 ]' \
+	'[ "$(guest_level)" -ge 1 ]' \
 	'[ "$(guest_level)" = "$(guest_total)" ]' \
 	'[ "$(jqv ".devices[0].vectors | length")" = 0 ]' \
 	'[ "$(jqv ".devices[0].intx.asserts")" -ge 1 ]' \
@@ -78,7 +80,7 @@ rng_run msix "" ",vectors=0"
 check "vectors=0 removes MSI-X: the guest falls back to INTx (as with QEMU)" \
 	'[ "$status" = 0 ]' \
 	'grep -q "probe: irq mode=intx total=" <<<"$out"' \
-	'[ "$(guest_level)" -ge 16 ]'
+	'[ "$(guest_level)" -ge 1 ]'
 
 rng_run msix "rng=256"
 check "rng=256: 256 KiB read in msix mode" \
