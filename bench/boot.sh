@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): wall time and peak RSS from process start to guest exit,
 # msivm vs QEMU microvm on the same probe ELF, plus a bare KVM floor; median of N runs.
-#   bench/boot.sh [RUNS]        (default 10; needs scripts/deps.sh --lab for QEMU)
+#   bench/boot.sh [RUNS]        (default 10; needs scripts/deps.sh for QEMU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-10}
@@ -45,7 +45,7 @@ if command -v qemu-system-x86_64 >/dev/null; then
 		-cpu host,-arch-capabilities -m 256M -nodefaults -no-user-config -nographic \
 		-serial stdio -no-reboot -kernel "$PROBE" -device isa-debug-exit,iobase=0xf4,iosize=4)")
 else
-	echo "bench: qemu-system-x86_64 not installed (scripts/deps.sh --lab); QEMU skipped" >&2
+	echo "bench: qemu-system-x86_64 not installed (scripts/deps.sh); QEMU skipped" >&2
 fi
 
 echo "boot to exit, $RUNS runs each (wall time from process start to exit; peak RSS)"

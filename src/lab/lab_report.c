@@ -221,6 +221,6 @@ int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_
 	int ret = write_charts(o, cells);
 	printf("\nreport: %s/report.txt, every raw run: %s/report.json, charts: %s/*.svg%s\n",
 	       o->out_dir, o->out_dir, o->out_dir,
-	       ret ? " (not drawn: gnuplot missing or failed; scripts/deps.sh --lab installs it)" : "");
+	       ret ? " (not drawn: gnuplot missing or failed; scripts/deps.sh installs it)" : "");
 	return 0;
 }
