@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages msivm needs to build, test and run its lab (idempotent).
-#   scripts/deps.sh          build + test dependencies
-#   scripts/deps.sh --lab    also what the lab and benchmarks use (QEMU for side-by-side runs)
+# Build, tests, lab and benchmarks share one list: the tests run the probe under QEMU side by
+# side, and the lab draws its charts with gnuplot.
 set -euo pipefail
 
-pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev jq util-linux coreutils)
-if [ "${1:-}" = "--lab" ]; then
-	pkgs+=(qemu-system-x86 time gnuplot-nox librsvg2-bin)
-fi
+pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev liburing-dev jq util-linux coreutils
+	qemu-system-x86 time gnuplot-nox librsvg2-bin)
 
 missing=()
 for p in "${pkgs[@]}"; do

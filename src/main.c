@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"  --pit              create the in-kernel i8254 PIT\n"
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X), or \"\" for defaults\n"
+	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
+	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
+	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
 	"  --stats-json FILE  write the same figures as JSON\n"
@@ -61,7 +64,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_MSIVM_ERROR;
 }
 
-enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_STATS, OPT_STATS_JSON };
+enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -72,6 +75,7 @@ static const struct option run_options[] = {
 	{ "pit", no_argument, NULL, OPT_PIT },
 	{ "kvm-device", required_argument, NULL, OPT_KVM },
 	{ "rng", required_argument, NULL, OPT_RNG },
+	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -102,6 +106,51 @@ static int parse_irq_opts(const char *opt, const char *arg, struct virtio_pci_co
 		} else {
 			return usage_error("unknown device option '%s'", tok);
 		}
+	}
+	return -1;
+}
+
+/* Parses a --disk value "path=FILE[,ro][,queues=N][,engine=E][,irq=MODE][,vectors=N]"
+ * into *d (every other key goes to parse_irq_opts, which rejects what it does
+ * not know) and checks that the image can be opened. Returns -1 on success or
+ * an exit status. */
+static int parse_disk(const char *arg, struct vm_device_spec *d)
+{
+	char buf[VIRTIO_BLK_PATH_MAX + 128], irq[256] = "";
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return usage_error("--%s value is too long", "disk");
+	struct virtio_blk_opts *b = &d->blk;
+	*b = (struct virtio_blk_opts){ .queues = 1, .engine = BLK_ENGINE_AUTO };
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!strncmp(tok, "path=", 5)) {
+			snprintf(b->path, sizeof(b->path), "%s", tok + 5); /* fits: buf is no longer */
+		} else if (!strcmp(tok, "ro")) {
+			b->ro = true;
+		} else if (!strncmp(tok, "queues=", 7)) {
+			if (parse_uint(tok + 7, 1, VIRTIO_BLK_MAX_QUEUES, &v))
+				return usage_error("bad queues '%s': use 1 to 8", tok + 7);
+			b->queues = (uint16_t)v;
+		} else if (!strncmp(tok, "engine=", 7)) {
+			if (blk_engine_parse(tok + 7, &b->engine))
+				return usage_error("bad engine '%s': use uring or sync", tok + 7);
+		} else { /* irq=, vectors=, ... */
+			size_t n = strlen(irq);
+			if (snprintf(irq + n, sizeof(irq) - n, "%s%s", n ? "," : "", tok) >=
+			    (int)(sizeof(irq) - n))
+				return usage_error("--%s value is too long", "disk");
+		}
+	}
+	if (!b->path[0])
+		return usage_error("--disk %s: path=FILE is required", arg);
+	int st = parse_irq_opts("disk", irq, &d->irq);
+	if (st >= 0)
+		return st;
+	if (access(b->path, b->ro ? R_OK : R_OK | W_OK)) {
+		fprintf(stderr, "msivm: cannot open disk image '%s': %s%s\n", b->path, strerror(errno),
+			!b->ro && errno == EACCES ? " (add ,ro for read-only)" : "");
+		return EXIT_MSIVM_ERROR;
 	}
 	return -1;
 }
@@ -147,6 +196,16 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
 			d->type = VM_DEV_RNG;
 			int st = parse_irq_opts("rng", optarg, &d->irq);
+			if (st >= 0)
+				return st;
+			break;
+		}
+		case OPT_DISK: {
+			if (o->vm.ndevices == VM_MAX_DEVICES)
+				return usage_error("too many devices (at most %s)", "8");
+			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
+			d->type = VM_DEV_BLK;
+			int st = parse_disk(optarg, d);
 			if (st >= 0)
 				return st;
 			break;

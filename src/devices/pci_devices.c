@@ -52,6 +52,32 @@ static int create_rng(struct vm *vm, const struct vm_device_spec *spec, struct e
 	return attach(vm, &r->pci, err);
 }
 
+static int create_blk(struct vm *vm, const struct vm_device_spec *spec, struct error *err)
+{
+	const struct virtio_blk_opts *o = &spec->blk;
+	struct blk_open_cfg oc = { .path = o->path, .ro = o->ro, .engine = o->engine,
+				   .depth = (unsigned)o->queues * VIRTIO_BLK_QUEUE_SIZE };
+	struct blk_backend *be;
+	int ret = blk_backend_open(&be, &oc, err);
+	if (ret)
+		return ret;
+	struct virtio_blk *b = calloc(1, sizeof(*b));
+	if (!b) {
+		blk_backend_close(be);
+		return error_set(err, -ENOMEM, "out of memory for virtio-blk");
+	}
+	struct pci_window window = { PCI_MMIO_START, PCI_MMIO_END };
+	ret = virtio_blk_init(b, vm->nblks, o->queues, be, &spec->irq, &vm->mem, vm->vm_fd,
+			      &vm->routes, &vm->loop, &vm->mmio, window, err);
+	if (ret) {
+		virtio_blk_destroy(b); /* closes the backend */
+		free(b);
+		return ret;
+	}
+	vm->blks[vm->nblks++] = b;
+	return attach(vm, &b->pci, err);
+}
+
 int pci_devices_create(struct vm *vm, struct error *err)
 {
 	int ret = gsi_routes_init(&vm->routes, vm->vm_fd);
@@ -71,6 +97,9 @@ int pci_devices_create(struct vm *vm, struct error *err)
 		case VM_DEV_RNG:
 			ret = create_rng(vm, spec, err);
 			break;
+		case VM_DEV_BLK:
+			ret = create_blk(vm, spec, err);
+			break;
 		}
 		if (ret)
 			return ret;
@@ -87,6 +116,11 @@ void pci_devices_destroy(struct vm *vm)
 		free(vm->rngs[i]);
 	}
 	vm->nrngs = 0;
+	for (uint32_t i = 0; i < vm->nblks; i++) {
+		virtio_blk_destroy(vm->blks[i]);
+		free(vm->blks[i]);
+	}
+	vm->nblks = 0;
 	pci_host_destroy(&vm->pci, &vm->pio, &vm->mmio);
 	gsi_routes_destroy(&vm->routes);
 	vm->pci_ready = false;

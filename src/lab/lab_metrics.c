@@ -24,8 +24,8 @@ static const struct lab_metric_def rng_metrics[] = {
 
 const struct lab_experiment lab_experiments[] = {
 	{ "boot", "Boot to ready (first virtio request done)", "rng=4 lab", "--rng",
-	  "virtio-rng-pci%s", boot_metrics, 3 },
-	{ "rng", "virtio-rng, 4 KiB requests", "rng=256 lab", "--rng", "virtio-rng-pci%s",
+	  "virtio-rng-pci,disable-legacy=on%s", boot_metrics, 3 },
+	{ "rng", "virtio-rng, 4 KiB requests", "rng=256 lab", "--rng", "virtio-rng-pci,disable-legacy=on%s",
 	  rng_metrics, 6 },
 };
 const unsigned lab_nexperiments = sizeof(lab_experiments) / sizeof(lab_experiments[0]);

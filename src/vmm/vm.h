@@ -11,6 +11,7 @@
 #include "devices/debug_exit.h"
 #include "devices/lab_marker.h"
 #include "devices/uart8250.h"
+#include "devices/virtio_blk.h"
 #include "devices/virtio_rng.h"
 #include "irq/gsi_routes.h"
 #include "pci/pci_host.h"
@@ -22,12 +23,13 @@ struct vcpu;
 
 #define VM_MAX_DEVICES 8
 
-enum vm_device_type { VM_DEV_RNG };
+enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK };
 
 /* One --rng/--disk/... option as parsed by main. */
 struct vm_device_spec {
 	enum vm_device_type type;
 	struct virtio_pci_config irq;
+	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
 };
 
 struct vm_config {
@@ -82,6 +84,8 @@ struct vm {
 	uint64_t pci_next_bar;     /* BAR allocator inside the PCI window */
 	struct virtio_rng *rngs[VM_MAX_DEVICES];
 	uint32_t nrngs;
+	struct virtio_blk *blks[VM_MAX_DEVICES];
+	uint32_t nblks;
 };
 
 /* Blocks SIGINT/SIGTERM in the calling thread (so every thread created after

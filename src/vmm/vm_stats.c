@@ -35,13 +35,40 @@ static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size
 		snprintf(buf, len, "-");
 }
 
+/* Device i's transport: rngs first, then disks. */
+static struct virtio_pci *transport(struct vm *vm, uint32_t i)
+{
+	return i < vm->nrngs ? &vm->rngs[i]->pci : &vm->blks[i - vm->nrngs]->pci;
+}
+
+static const char *const blk_stat_names[VBLK_NSTATS] = {
+	"in", "out", "flush", "get_id", "discard", "write_zeroes", "other",
+};
+
+static void print_blk(const struct virtio_blk *b, FILE *out)
+{
+	const struct virtio_blk_stats *bs = &b->stats;
+	const struct vpci_irq_stats *s = &b->pci.stats;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < VBLK_NSTATS; i++)
+		total += bs->requests[i];
+	fprintf(out, "  %s: %" PRIu64 " requests (", b->name, total);
+	for (unsigned i = 0; i < VBLK_NSTATS; i++)
+		fprintf(out, "%s%s %" PRIu64, i ? ", " : "", blk_stat_names[i], bs->requests[i]);
+	fprintf(out, "), %" PRIu64 " bytes read, %" PRIu64 " written, %" PRIu64 " IOERR, %" PRIu64
+		" UNSUPP, engine %s; %" PRIu64 " kicks (%" PRIu64 " by MMIO exit), %" PRIu64
+		" ISR reads, %" PRIu64 " interrupts suppressed by the driver\n", bs->bytes_read,
+		bs->bytes_written, bs->ioerr, bs->unsupp, b->be ? b->be->ops->name : "-", s->kicks,
+		s->kicks_mmio, s->isr_reads, s->suppressed);
+}
+
 void vm_stats_print(struct vm *vm, FILE *out)
 {
 	fprintf(out, "interrupts (msivm's view):\n");
 	fprintf(out, "  %-6s %-11s %-8s %-12s %10s %8s %9s %8s\n", "device", "mode", "source",
 		"use", "delivered", "pended", "replayed", "dropped");
-	for (uint32_t d = 0; d < vm->nrngs; d++) {
-		struct virtio_pci *t = &vm->rngs[d]->pci;
+	for (uint32_t d = 0; d < vm->nrngs + vm->nblks; d++) {
+		struct virtio_pci *t = transport(vm, d);
 		const char *mode = irq_mode_name(t->cfg.mode);
 		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
 			const struct msix_vec_stats *s = &t->msix.stats[v];
@@ -80,6 +107,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 			vm->rngs[d]->name, vm->rngs[d]->requests, s->kicks, s->kicks_mmio,
 			s->isr_reads, s->suppressed);
 	}
+	for (uint32_t d = 0; d < vm->nblks; d++)
+		print_blk(vm->blks[d], out);
 	fprintf(out, "GSI route commits: %" PRIu64 " (unchanged updates skipped: %" PRIu64 ")\n",
 		vm->routes.commits, vm->routes.unchanged);
 }
@@ -113,6 +142,31 @@ static json_t *device_json(struct virtio_pci *t)
 	return d;
 }
 
+static json_t *blk_json(struct virtio_blk *b)
+{
+	json_t *dj = device_json(&b->pci), *reqs = json_object();
+	const struct virtio_blk_stats *bs = &b->stats;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < VBLK_NSTATS; i++) {
+		json_object_set_new(reqs, blk_stat_names[i], json_integer((json_int_t)bs->requests[i]));
+		total += bs->requests[i];
+	}
+	json_object_set_new(dj, "type", json_string("blk"));
+	json_object_set_new(dj, "engine", json_string(b->be ? b->be->ops->name : "-"));
+	json_object_set_new(dj, "requests", json_integer((json_int_t)total));
+	json_object_set_new(dj, "requests_by_type", reqs);
+	json_object_set_new(dj, "bytes", json_integer((json_int_t)(bs->bytes_read + bs->bytes_written)));
+	json_object_set_new(dj, "bytes_read", json_integer((json_int_t)bs->bytes_read));
+	json_object_set_new(dj, "bytes_written", json_integer((json_int_t)bs->bytes_written));
+	json_object_set_new(dj, "ioerr", json_integer((json_int_t)bs->ioerr));
+	json_object_set_new(dj, "unsupp", json_integer((json_int_t)bs->unsupp));
+	const struct vpci_irq_stats *s = &b->pci.stats;
+	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
+	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
+	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
+	return dj;
+}
+
 int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
@@ -127,6 +181,8 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 		json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
 		json_array_append_new(devs, dj);
 	}
+	for (uint32_t d = 0; d < vm->nblks; d++)
+		json_array_append_new(devs, blk_json(vm->blks[d]));
 	struct kvm_stats st;
 	collect_exits(vm, &st);
 	for (uint32_t i = 0; i < st.n; i++)

@@ -1,0 +1,139 @@
+/* Block backends: host I/O on a raw disk image (read, write, flush, discard, write-zeroes); no virtio types here. */
+#ifndef MSIVM_BACKENDS_BLK_BACKEND_H
+#define MSIVM_BACKENDS_BLK_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "util/error.h"
+
+#define BLK_SECTOR_SIZE 512u
+#define BLK_MAX_STALLS  16u   /* EINTR/EAGAIN in a row before an I/O fails */
+
+/* Cache mode: writeback through the host page cache (no O_DIRECT). Data is
+ * durable only after BLK_OP_FLUSH (fdatasync) succeeded; a caller that needs
+ * writethrough issues a flush after each write. */
+enum blk_op {
+	BLK_OP_READ,
+	BLK_OP_WRITE,
+	BLK_OP_FLUSH,          /* fdatasync */
+	BLK_OP_DISCARD,        /* fallocate PUNCH_HOLE: the range reads as zeroes afterwards */
+	BLK_OP_WRITE_ZEROES,   /* fallocate ZERO_RANGE: zeroes, blocks stay allocated */
+};
+
+enum blk_engine {
+	BLK_ENGINE_AUTO,       /* io_uring if io_uring_queue_init works, else sync */
+	BLK_ENGINE_URING,
+	BLK_ENGINE_SYNC,
+};
+
+/* One I/O. The caller owns it; the backend uses it from blk_backend_submit
+ * until `done` has run (exactly once). */
+struct blk_io {
+	enum blk_op op;
+	uint64_t offset;           /* bytes from the start of the image */
+	uint64_t len;              /* READ/WRITE: total of the iovecs; DISCARD/WRITE_ZEROES: range */
+	struct iovec *iov;         /* READ/WRITE buffers (caller's array, advanced on short transfers) */
+	int iovcnt;
+	/* Completion: `result` is the bytes transferred (== len) for READ/WRITE,
+	 * 0 for the other operations, or -errno. */
+	void (*done)(void *cookie, int64_t result);
+	void *cookie;
+	/* Backend state while in flight. */
+	uint64_t progress;         /* bytes already transferred */
+	unsigned stalls;           /* EINTR/EAGAIN results in a row */
+};
+
+struct blk_backend;
+
+/* An engine: how one attempt of an operation reaches the host. Every hook
+ * is called with the owner's lock held (one caller at a time). */
+struct blk_engine_ops {
+	const char *name;
+	/* Starts one attempt at io->offset + io->progress on io->iov/iovcnt.
+	 * Returns 1 with *res set (bytes or -errno) if it completed inline, 0 if
+	 * the result will come through blk_attempt_done from `poll`, or -errno
+	 * if it could not be started. */
+	int (*start)(struct blk_backend *b, struct blk_io *io, int64_t *res);
+	/* Hands started attempts to the host (batching). Optional. */
+	void (*unplug)(struct blk_backend *b);
+	/* Reports finished attempts through blk_attempt_done; with `wait`, blocks
+	 * until at least one finished. Returns how many were reported, or -errno. */
+	int (*poll)(struct blk_backend *b, bool wait);
+	/* Releases the engine's state (nothing is in flight). */
+	void (*close)(struct blk_backend *b);
+};
+
+struct blk_backend {
+	const struct blk_engine_ops *ops;
+	void *priv;                /* the engine's state */
+	int fd;                    /* the image: O_RDWR, or O_RDONLY when ro */
+	int event_fd;              /* readable when blk_backend_complete has work; -1: completions are inline */
+	uint64_t size;             /* bytes, a multiple of BLK_SECTOR_SIZE */
+	bool ro;
+	bool can_discard;          /* PUNCH_HOLE probed at open */
+	bool can_write_zeroes;     /* ZERO_RANGE probed at open */
+	uint32_t inflight;         /* attempts started and not yet reported */
+	uint64_t short_transfers;  /* partial reads/writes whose remainder was resubmitted */
+	uint64_t retries;          /* EINTR/EAGAIN resubmissions */
+};
+
+struct blk_open_cfg {
+	const char *path;
+	bool ro;
+	enum blk_engine engine;
+	unsigned depth;            /* most I/Os in flight at once (io_uring ring size) */
+};
+
+/* Parses "uring" or "sync". Returns 0 or -EINVAL. */
+int blk_engine_parse(const char *s, enum blk_engine *out);
+
+/* Opens a raw image: regular file or block device, size a multiple of 512,
+ * locked (shared when ro, exclusive otherwise) against other writers; on a
+ * writable regular file, DISCARD and WRITE_ZEROES support is probed with
+ * fallocate past the end of the data (contents, size and allocation stay as
+ * they were; mtime changes); then the engine. AUTO falls back to sync if io_uring is
+ * unavailable; an explicit URING does not. Returns 0 and *out, or -errno with
+ * a message naming the file. */
+int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, struct error *err);
+
+/* Waits for every I/O in flight (their callbacks run), then closes. NULL is a no-op. */
+void blk_backend_close(struct blk_backend *b);
+
+/* Starts `io`; its callback runs exactly once, possibly before this returns
+ * (sync engine, or an error), so the caller must not touch `io` afterwards
+ * unless its callback says so. Short transfers are resubmitted for the
+ * remainder, EINTR/EAGAIN retried (at most BLK_MAX_STALLS in a row); a read or
+ * write that makes no progress (end of file) fails with -EIO. Call
+ * blk_backend_unplug after a batch of submissions. */
+void blk_backend_submit(struct blk_backend *b, struct blk_io *io);
+
+/* Hands the submitted batch to the host. */
+void blk_backend_unplug(struct blk_backend *b);
+
+/* The event loop's poll/complete step: runs the callbacks of finished I/Os
+ * without blocking and resubmits remainders. Returns how many attempts were
+ * reported, or -errno. */
+int blk_backend_complete(struct blk_backend *b);
+
+/* Blocks until nothing is in flight, running every callback. */
+void blk_backend_drain(struct blk_backend *b);
+
+/* ---- for engines ---- */
+
+/* Opens and probes the image into *b (ops, priv unset; event_fd -1). Returns 0 or -errno with a message. */
+int blk_file_open(struct blk_backend *b, const struct blk_open_cfg *cfg, struct error *err);
+
+/* An engine reports a finished attempt started with `start` returning 0. */
+void blk_attempt_done(struct blk_backend *b, struct blk_io *io, int64_t res);
+
+/* Runs one attempt with plain syscalls (preadv/pwritev/fdatasync/fallocate).
+ * Returns the bytes transferred, 0, or -errno. */
+int64_t blk_sync_rw(struct blk_backend *b, struct blk_io *io);
+
+/* The engines. blk_uring_init returns 0 or -errno (io_uring unavailable). */
+extern const struct blk_engine_ops blk_sync_ops;
+int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err);
+
+#endif

@@ -1,0 +1,171 @@
+/* Block backend, io_uring engine: attempts become SQEs, submitted per batch; CQEs signal an eventfd the event loop polls. */
+#include "backends/blk_backend.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define URING_MIN_ENTRIES 8u
+#define URING_MAX_ENTRIES 4096u
+
+struct uring_priv {
+	struct io_uring ring;
+	bool has_fallocate;        /* IORING_OP_FALLOCATE (5.6+); else fallocate runs inline */
+	struct ratelimit rl;
+};
+
+static void uring_unplug(struct blk_backend *b)
+{
+	struct uring_priv *u = b->priv;
+	while (io_uring_sq_ready(&u->ring)) {
+		int r = io_uring_submit(&u->ring);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			log_ratelimited(&u->rl, LOG_WARN, "disk backend: io_uring_submit: %s; retrying "
+					"at the next completion", strerror(-r));
+		if (r <= 0)
+			return;
+	}
+}
+
+static int uring_start(struct blk_backend *b, struct blk_io *io, int64_t *res)
+{
+	struct uring_priv *u = b->priv;
+	bool falloc = io->op == BLK_OP_DISCARD || io->op == BLK_OP_WRITE_ZEROES;
+	if (falloc && !u->has_fallocate) {
+		*res = blk_sync_rw(b, io);
+		return 1;
+	}
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	if (!sqe) {
+		uring_unplug(b);
+		if (!(sqe = io_uring_get_sqe(&u->ring)))
+			return -EBUSY;
+	}
+	off_t off = (off_t)(io->offset + io->progress);
+	unsigned cnt = (unsigned)(io->iovcnt < IOV_MAX ? io->iovcnt : IOV_MAX);
+	switch (io->op) {
+	case BLK_OP_READ:
+		io_uring_prep_readv(sqe, b->fd, io->iov, cnt, (__u64)off);
+		break;
+	case BLK_OP_WRITE:
+		io_uring_prep_writev(sqe, b->fd, io->iov, cnt, (__u64)off);
+		break;
+	case BLK_OP_FLUSH:
+		io_uring_prep_fsync(sqe, b->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case BLK_OP_DISCARD:
+		io_uring_prep_fallocate(sqe, b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+					(off_t)io->len);
+		break;
+	case BLK_OP_WRITE_ZEROES:
+		io_uring_prep_fallocate(sqe, b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off,
+					(off_t)io->len);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, io);
+	return 0;
+}
+
+static int uring_poll(struct blk_backend *b, bool wait)
+{
+	struct uring_priv *u = b->priv;
+	uint64_t v;
+	if (read(b->event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	/* Completions posted after the read signal the eventfd again. */
+	int n = 0;
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		int r = io_uring_peek_cqe(&u->ring, &cqe);
+		if (r == -EAGAIN) {
+			if (!wait || n > 0 || !b->inflight)
+				return n;
+			r = io_uring_submit_and_wait(&u->ring, 1);
+			if (r < 0 && r != -EINTR)
+				return r;
+			continue;
+		}
+		if (r < 0)
+			return r;
+		struct blk_io *io = io_uring_cqe_get_data(cqe);
+		int64_t res = cqe->res;
+		io_uring_cqe_seen(&u->ring, cqe);
+		n++;
+		blk_attempt_done(b, io, res);
+	}
+}
+
+static void uring_close(struct blk_backend *b)
+{
+	struct uring_priv *u = b->priv;
+	io_uring_queue_exit(&u->ring);
+	free(u);
+	b->priv = NULL;
+	if (b->event_fd >= 0)
+		close(b->event_fd);
+	b->event_fd = -1;
+}
+
+static const struct blk_engine_ops uring_ops = {
+	.name = "uring",
+	.start = uring_start,
+	.unplug = uring_unplug,
+	.poll = uring_poll,
+	.close = uring_close,
+};
+
+/* Checks the opcodes the engine needs. Returns 0 or -EOPNOTSUPP. */
+static int probe_ops(struct uring_priv *u, struct error *err)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(&u->ring);
+	if (!p)
+		return error_set(err, -EOPNOTSUPP, "io_uring cannot report its opcodes");
+	bool ok = io_uring_opcode_supported(p, IORING_OP_READV) &&
+		  io_uring_opcode_supported(p, IORING_OP_WRITEV) &&
+		  io_uring_opcode_supported(p, IORING_OP_FSYNC);
+	u->has_fallocate = io_uring_opcode_supported(p, IORING_OP_FALLOCATE);
+	io_uring_free_probe(p);
+	return ok ? 0 : error_set(err, -EOPNOTSUPP, "io_uring lacks readv/writev/fsync");
+}
+
+int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err)
+{
+	unsigned entries = URING_MIN_ENTRIES;
+	while (entries < depth && entries < URING_MAX_ENTRIES)
+		entries <<= 1;
+	struct uring_priv *u = calloc(1, sizeof(*u));
+	if (!u)
+		return error_set(err, -ENOMEM, "out of memory");
+	int ret = io_uring_queue_init(entries, &u->ring, 0);
+	if (ret < 0) {
+		free(u);
+		return error_set(err, ret, "io_uring_queue_init: %s", strerror(-ret));
+	}
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0)
+		ret = error_set(err, -errno, "eventfd: %s", strerror(errno));
+	else if ((ret = io_uring_register_eventfd(&u->ring, efd)) < 0)
+		error_set(err, ret, "io_uring_register_eventfd: %s", strerror(-ret));
+	else
+		ret = probe_ops(u, err);
+	if (ret) {
+		if (efd >= 0)
+			close(efd);
+		io_uring_queue_exit(&u->ring);
+		free(u);
+		return ret;
+	}
+	b->priv = u;
+	b->event_fd = efd;
+	b->ops = &uring_ops;
+	return 0;
+}

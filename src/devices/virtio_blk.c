@@ -1,0 +1,510 @@
+/* virtio-blk: queue kick -> chain checks -> backend I/O -> completion (event loop, transport lock) -> status byte, used ring, interrupt. */
+#include "devices/virtio_blk.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "util/log.h"
+
+#define HDR_SIZE 16u   /* type u32, reserved u32, sector u64 */
+#define DWZ_SIZE 16u   /* discard/write-zeroes segment: sector u64, num_sectors u32, flags u32 */
+#define DISCARD_ALIGN_SECTORS 8u
+
+/*
+ * Cache mode: writeback. Data goes through the host page cache (no O_DIRECT);
+ * VIRTIO_BLK_F_FLUSH is offered and a FLUSH completes only after fdatasync
+ * succeeded. A driver that does not negotiate FLUSH gets writethrough: every
+ * write, discard and write-zeroes is followed by fdatasync before it
+ * completes (virtio 1.2, 5.2.6.2: without FLUSH negotiated, completed writes
+ * must be stable). The first failed fdatasync is latched: Linux forgets a
+ * writeback error once fsync reported it, so a later fsync could succeed
+ * although data was lost; every later FLUSH fails until the device is reset.
+ */
+
+static uint64_t bit(unsigned n) { return 1ULL << n; }
+
+static bool negotiated(const struct virtio_blk *b, unsigned f)
+{
+	return b->pci.negotiated & bit(f);
+}
+
+static uint64_t capacity(const struct virtio_blk *b) { return b->be->size / BLK_SECTOR_SIZE; }
+
+/* ---- config space ---- */
+
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
+
+static void blk_config_read(void *opaque, uint32_t off, void *data, uint32_t len)
+{
+	struct virtio_blk *b = opaque;
+	uint8_t c[VIRTIO_BLK_CONFIG_SIZE] = { 0 };
+	put64(c + 0, capacity(b));
+	put32(c + 8, VIRTIO_BLK_SIZE_MAX);
+	put32(c + 12, VIRTIO_BLK_SEG_MAX);
+	put32(c + 20, BLK_SECTOR_SIZE);                  /* blk_size (BLK_SIZE not offered) */
+	c[32] = negotiated(b, VIRTIO_BLK_F_FLUSH);       /* writeback: 0 means writethrough */
+	put16(c + 34, b->nqueues);
+	put32(c + 36, VIRTIO_BLK_MAX_DISCARD_SECTORS);
+	put32(c + 40, 1);                                /* max_discard_seg */
+	put32(c + 44, DISCARD_ALIGN_SECTORS);
+	put32(c + 48, VIRTIO_BLK_MAX_DISCARD_SECTORS);
+	put32(c + 52, 1);                                /* max_write_zeroes_seg */
+	c[56] = b->be->can_discard;                      /* write_zeroes_may_unmap */
+	memcpy(data, c + off, len);
+}
+
+static void blk_config_write(void *opaque, uint32_t off, const void *data, uint32_t len)
+{
+	struct virtio_blk *b = opaque;
+	log_ratelimited(&b->rl, LOG_WARN, "%s: write of %u bytes to read-only config at 0x%x ignored",
+			b->name, len, off);
+}
+
+/* ---- chain access: the guest may rewrite its buffers at any time, so
+ * every value is copied out once and only the copy is checked ---- */
+
+/* Copies `len` bytes found `skip` bytes into the device-readable buffers. */
+static void gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	for (uint32_t i = 0; i < c->n_out && len; i++) {
+		uint32_t blen = c->buf[i].len;
+		if (skip >= blen) {
+			skip -= blen;
+			continue;
+		}
+		uint32_t n = blen - skip < len ? blen - skip : len;
+		memcpy(d, (uint8_t *)c->buf[i].host + skip, n);
+		d += n;
+		len -= n;
+		skip = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory */
+}
+
+/* Writes `len` bytes at the start of the device-writable buffers. */
+static void scatter(const struct virtq_chain *c, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	for (uint32_t i = c->n_out; i < c->n_out + c->n_in && len; i++) {
+		uint32_t n = c->buf[i].len < len ? c->buf[i].len : len;
+		memcpy(c->buf[i].host, s, n);
+		s += n;
+		len -= n;
+	}
+}
+
+/* Fills `iov` with bytes [skip, end) of buffers [first, first + n), counted
+ * from the start of buffer `first`.
+ * Returns the segment count, -E2BIG past seg_max, -EMSGSIZE for a segment
+ * over size_max. */
+static int carve(const struct virtq_chain *c, uint32_t first, uint32_t n, uint64_t skip,
+		 uint64_t end, struct iovec *iov)
+{
+	uint64_t pos = 0;
+	int cnt = 0;
+	for (uint32_t i = first; i < first + n; i++) {
+		uint64_t start = pos, stop = pos + c->buf[i].len;
+		pos = stop;
+		uint64_t lo = start > skip ? start : skip, hi = stop < end ? stop : end;
+		if (lo >= hi)
+			continue;
+		if (cnt == VIRTIO_BLK_SEG_MAX)
+			return -E2BIG;
+		if (hi - lo > VIRTIO_BLK_SIZE_MAX)
+			return -EMSGSIZE;
+		iov[cnt++] = (struct iovec){ (uint8_t *)c->buf[i].host + (lo - start), hi - lo };
+	}
+	return cnt;
+}
+
+/* ---- completion ---- */
+
+static unsigned stat_of(uint32_t type)
+{
+	switch (type) {
+	case VIRTIO_BLK_T_IN: return VBLK_IN;
+	case VIRTIO_BLK_T_OUT: return VBLK_OUT;
+	case VIRTIO_BLK_T_FLUSH: return VBLK_FLUSH;
+	case VIRTIO_BLK_T_GET_ID: return VBLK_GET_ID;
+	case VIRTIO_BLK_T_DISCARD: return VBLK_DISCARD;
+	case VIRTIO_BLK_T_WRITE_ZEROES: return VBLK_WRITE_ZEROES;
+	default: return VBLK_OTHER;
+	}
+}
+
+/* Writes the status byte and returns the chain, unless the queue went away
+ * (reset or NEEDS_RESET): then the guest is not told. */
+static void push(struct virtio_blk *b, uint16_t qi, uint16_t head, uint8_t *status, uint8_t s,
+		 uint32_t written)
+{
+	if (s == VIRTIO_BLK_S_IOERR)
+		b->stats.ioerr++;
+	else if (s == VIRTIO_BLK_S_UNSUPP)
+		b->stats.unsupp++;
+	struct virtq *q = virtio_pci_queue(&b->pci, qi);
+	if (!q)
+		return;
+	__atomic_store_n(status, s, __ATOMIC_RELAXED);
+	virtq_push(q, head, s == VIRTIO_BLK_S_OK ? written : 1);
+	b->pushed[qi] = true;
+}
+
+/* Completes the chain in b->chain at once. Returns 0 (keep going). */
+__attribute__((format(printf, 5, 6)))
+static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
+		  const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
+			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
+	push(b, qi, b->chain.head, status, s, 1);
+	return 0;
+}
+
+static void signal_queue(struct virtio_blk *b, uint16_t qi)
+{
+	b->pushed[qi] = false;
+	if (virtio_pci_queue(&b->pci, qi))
+		virtio_pci_queue_done(&b->pci, qi);
+}
+
+static bool is_write(uint32_t type)
+{
+	return type == VIRTIO_BLK_T_OUT || type == VIRTIO_BLK_T_DISCARD ||
+	       type == VIRTIO_BLK_T_WRITE_ZEROES;
+}
+
+static void req_free(struct virtio_blk *b, struct vblk_req *r)
+{
+	r->next_free = b->free_reqs[r->queue];
+	b->free_reqs[r->queue] = r;
+}
+
+static void io_done(void *cookie, int64_t result);
+
+static void start_flush(struct vblk_req *r)
+{
+	r->io = (struct blk_io){ .op = BLK_OP_FLUSH, .done = io_done, .cookie = r };
+	blk_backend_submit(r->dev->be, &r->io);
+}
+
+/* The backend finished r's I/O (transport lock held). */
+static void io_done(void *cookie, int64_t result)
+{
+	struct vblk_req *r = cookie;
+	struct virtio_blk *b = r->dev;
+	bool flushing = r->type == VIRTIO_BLK_T_FLUSH || r->syncing;
+	uint8_t s = VIRTIO_BLK_S_OK;
+	if (result < 0) {
+		if (flushing && !b->flush_error)
+			b->flush_error = (int)result;
+		log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u (type %u%s): host I/O failed: %s",
+				b->name, r->queue, r->head, r->type, r->syncing ? ", flush" : "",
+				strerror((int)-result));
+		bool dwz = r->type == VIRTIO_BLK_T_DISCARD || r->type == VIRTIO_BLK_T_WRITE_ZEROES;
+		s = result == -EOPNOTSUPP && dwz && !flushing ? VIRTIO_BLK_S_UNSUPP : VIRTIO_BLK_S_IOERR;
+	} else if (flushing && b->flush_error) {
+		s = VIRTIO_BLK_S_IOERR; /* an earlier flush failed: this one proves nothing */
+	} else if (is_write(r->type) && !r->syncing && !negotiated(b, VIRTIO_BLK_F_FLUSH)) {
+		r->syncing = true; /* writethrough */
+		if (!b->flush_error) {
+			start_flush(r);
+			return;
+		}
+		s = VIRTIO_BLK_S_IOERR;
+	}
+	if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN)
+		b->stats.bytes_read += r->bytes;
+	else if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_OUT)
+		b->stats.bytes_written += r->bytes;
+	push(b, r->queue, r->head, r->status, s, r->written);
+	req_free(b, r);
+}
+
+/* ---- requests ---- */
+
+/* Takes r from the free list and starts its I/O. */
+static void submit(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, enum blk_op op,
+		   uint64_t sector, uint64_t len, int iovcnt)
+{
+	b->free_reqs[qi] = r->next_free;
+	r->io = (struct blk_io){
+		.op = op, .offset = sector * BLK_SECTOR_SIZE, .len = len, .iov = r->iov,
+		.iovcnt = iovcnt, .done = io_done, .cookie = r,
+	};
+	blk_backend_submit(b->be, &r->io);
+}
+
+/* Sector range check without overflow: [sector, sector + n) inside the disk. */
+static bool range_ok(const struct virtio_blk *b, uint64_t sector, uint64_t n)
+{
+	uint64_t cap = capacity(b);
+	return sector <= cap && n <= cap - sector;
+}
+
+static int rw_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, uint64_t sector)
+{
+	const struct virtq_chain *c = &b->chain;
+	bool in = r->type == VIRTIO_BLK_T_IN;
+	if (!in && b->be->ro)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "write to a read-only disk");
+	if (in ? c->out_bytes != HDR_SIZE : c->in_bytes != 1)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "%s with %u %s bytes",
+			      in ? "read" : "write", in ? c->out_bytes : c->in_bytes,
+			      in ? "device-readable" : "device-writable");
+	uint64_t len = in ? c->in_bytes - 1u : c->out_bytes - HDR_SIZE;
+	int cnt = in ? carve(c, c->n_out, c->n_in, 0, len, r->iov)
+		     : carve(c, 0, c->n_out, HDR_SIZE, c->out_bytes, r->iov);
+	if (cnt < 0)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "%s",
+			      cnt == -E2BIG ? "more data segments than seg_max"
+					    : "a data segment larger than size_max");
+	if (len % BLK_SECTOR_SIZE)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR,
+			      "data length %" PRIu64 " is not a multiple of 512", len);
+	if (!range_ok(b, sector, len / BLK_SECTOR_SIZE))
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "sectors [%" PRIu64 ", +%" PRIu64
+			      ") past the end (%" PRIu64 " sectors)", sector, len / BLK_SECTOR_SIZE,
+			      capacity(b));
+	r->written = in ? (uint32_t)len + 1 : 1;
+	r->bytes = (uint32_t)len;
+	submit(b, qi, r, in ? BLK_OP_READ : BLK_OP_WRITE, sector, len, cnt);
+	return 0;
+}
+
+static int dwz_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
+{
+	const struct virtq_chain *c = &b->chain;
+	bool discard = r->type == VIRTIO_BLK_T_DISCARD;
+	if (b->be->ro)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "discard/write-zeroes on a "
+			      "read-only disk");
+	if (!negotiated(b, discard ? VIRTIO_BLK_F_DISCARD : VIRTIO_BLK_F_WRITE_ZEROES))
+		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "%s not negotiated",
+			      discard ? "DISCARD" : "WRITE_ZEROES");
+	if (c->in_bytes != 1 || c->out_bytes != HDR_SIZE + DWZ_SIZE)
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "%u data bytes, %u writable: "
+			      "want one 16-byte segment", c->out_bytes - HDR_SIZE, c->in_bytes);
+	uint8_t seg[DWZ_SIZE];
+	gather(c, HDR_SIZE, seg, DWZ_SIZE);
+	uint64_t sector;
+	uint32_t num, flags;
+	memcpy(&sector, seg, 8);
+	memcpy(&num, seg + 8, 4);
+	memcpy(&flags, seg + 12, 4);
+	sector = le64toh(sector);
+	num = le32toh(num);
+	flags = le32toh(flags);
+	if ((flags & ~VIRTIO_BLK_DWZ_F_UNMAP) || (discard && flags))
+		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "flags 0x%x", flags);
+	if (num == 0 || num > VIRTIO_BLK_MAX_DISCARD_SECTORS || !range_ok(b, sector, num))
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "range [%" PRIu64 ", +%u) is "
+			      "empty, too long or past the end", sector, num);
+	bool punch = discard || ((flags & VIRTIO_BLK_DWZ_F_UNMAP) && b->be->can_discard);
+	r->written = 1;
+	submit(b, qi, r, punch ? BLK_OP_DISCARD : BLK_OP_WRITE_ZEROES, sector,
+	       (uint64_t)num * BLK_SECTOR_SIZE, 0);
+	return 0;
+}
+
+/* Handles the chain in b->chain with the free request r. Returns 0, or -EIO
+ * if the device needs a reset (no status byte to report through). */
+static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
+{
+	const struct virtq_chain *c = &b->chain;
+	if (c->n_in == 0) {
+		b->stats.requests[VBLK_OTHER]++;
+		char why[64];
+		snprintf(why, sizeof(why), "q%u request %u has no device-writable status byte", qi,
+			 c->head);
+		virtio_pci_set_needs_reset(&b->pci, why);
+		return -EIO;
+	}
+	const struct virtq_buf *last = &c->buf[c->n_out + c->n_in - 1];
+	r->status = (uint8_t *)last->host + last->len - 1;
+	r->head = c->head;
+	if (c->out_bytes < HDR_SIZE) {
+		b->stats.requests[VBLK_OTHER]++;
+		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "header of %u bytes, want 16",
+			      c->out_bytes);
+	}
+	uint8_t hdr[HDR_SIZE];
+	gather(c, 0, hdr, HDR_SIZE);
+	uint32_t type;
+	uint64_t sector;
+	memcpy(&type, hdr, 4);
+	memcpy(&sector, hdr + 8, 8);
+	r->type = le32toh(type);
+	sector = le64toh(sector);
+	r->syncing = false;
+	b->stats.requests[stat_of(r->type)]++;
+	switch (r->type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_OUT:
+		return rw_request(b, qi, r, sector);
+	case VIRTIO_BLK_T_FLUSH:
+		if (c->out_bytes != HDR_SIZE || c->in_bytes != 1)
+			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "flush with data");
+		if (b->flush_error)
+			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "an earlier flush failed "
+				      "(%s); flushes fail until reset", strerror(-b->flush_error));
+		r->written = 1;
+		submit(b, qi, r, BLK_OP_FLUSH, 0, 0, 0);
+		return 0;
+	case VIRTIO_BLK_T_GET_ID: {
+		if (c->out_bytes != HDR_SIZE)
+			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
+		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
+		scatter(c, b->id, n);
+		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, n + 1);
+		return 0;
+	}
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		return dwz_request(b, qi, r);
+	default:
+		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "type %u", r->type);
+	}
+}
+
+/* Pops and starts every chain of queue qi while requests are free. Lock held. */
+static void process_queue(struct virtio_blk *b, uint16_t qi)
+{
+	struct virtq *q = virtio_pci_queue(&b->pci, qi);
+	if (!q)
+		return;
+	b->starved[qi] = false;
+	for (;;) {
+		struct vblk_req *r = b->free_reqs[qi];
+		if (!r) {
+			b->starved[qi] = true; /* resumed when a request completes */
+			break;
+		}
+		if (virtq_pop(q, &b->chain) != 1 || handle_chain(b, qi, r))
+			break;
+	}
+	blk_backend_unplug(b->be);
+	signal_queue(b, qi);
+}
+
+static void blk_notify(void *opaque, uint16_t qi)
+{
+	process_queue(opaque, qi);
+}
+
+/* Device reset (lock held): wait for I/O in flight, whose completions find
+ * the queues gone and are dropped; forget the latched flush error. */
+static void blk_reset(void *opaque)
+{
+	struct virtio_blk *b = opaque;
+	if (b->be)
+		blk_backend_drain(b->be);
+	b->flush_error = 0;
+	memset(b->starved, 0, sizeof(b->starved));
+	memset(b->pushed, 0, sizeof(b->pushed));
+}
+
+static const struct virtio_dev_ops blk_ops = {
+	.config_read = blk_config_read,
+	.config_write = blk_config_write,
+	.queue_notify = blk_notify,
+	.reset = blk_reset,
+};
+
+void virtio_blk_complete(struct virtio_blk *b)
+{
+	pthread_mutex_lock(&b->pci.lock);
+	blk_backend_complete(b->be);
+	for (uint16_t qi = 0; qi < b->nqueues; qi++) {
+		if (b->starved[qi] && b->free_reqs[qi])
+			process_queue(b, qi); /* signals the queue too */
+		else if (b->pushed[qi])
+			signal_queue(b, qi);
+	}
+	pthread_mutex_unlock(&b->pci.lock);
+}
+
+static void on_io_event(void *opaque, uint32_t events) { virtio_blk_complete(opaque); }
+
+int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
+		    struct blk_backend *be, const struct virtio_pci_config *cfg,
+		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
+		    struct evloop *loop, struct bus *mmio, struct pci_window window,
+		    struct error *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->be = be;
+	snprintf(b->name, sizeof(b->name), "blk%u", index);
+	snprintf(b->id, sizeof(b->id), "msivm-blk%u", index);
+	if (nqueues < 1 || nqueues > VIRTIO_BLK_MAX_QUEUES)
+		return error_set(err, -EINVAL, "%s: %u queues, want 1 to %u", b->name, nqueues,
+				 VIRTIO_BLK_MAX_QUEUES);
+	b->nqueues = nqueues;
+	b->reqs = calloc((size_t)nqueues * VIRTIO_BLK_QUEUE_SIZE, sizeof(*b->reqs));
+	if (!b->reqs)
+		return error_set(err, -ENOMEM, "%s: out of memory for requests", b->name);
+	for (uint32_t i = 0; i < (uint32_t)nqueues * VIRTIO_BLK_QUEUE_SIZE; i++) {
+		struct vblk_req *r = &b->reqs[i];
+		r->dev = b;
+		r->queue = (uint16_t)(i / VIRTIO_BLK_QUEUE_SIZE);
+		req_free(b, r);
+	}
+	b->features = bit(VIRTIO_BLK_F_SIZE_MAX) | bit(VIRTIO_BLK_F_SEG_MAX) | bit(VIRTIO_BLK_F_FLUSH);
+	if (be->ro)
+		b->features |= bit(VIRTIO_BLK_F_RO);
+	if (nqueues > 1)
+		b->features |= bit(VIRTIO_BLK_F_MQ);
+	if (!be->ro && be->can_discard)
+		b->features |= bit(VIRTIO_BLK_F_DISCARD);
+	if (!be->ro && be->can_write_zeroes)
+		b->features |= bit(VIRTIO_BLK_F_WRITE_ZEROES);
+	struct virtio_dev_info info = {
+		.name = b->name, .device_id = VIRTIO_ID_BLOCK, .nqueues = nqueues,
+		.queue_max = VIRTIO_BLK_QUEUE_SIZE, .config_size = VIRTIO_BLK_CONFIG_SIZE,
+		.pci_class = 0x010000, .features = b->features,
+	};
+	b->pci_ready = true; /* virtio_pci_destroy is safe from here on */
+	int ret = virtio_pci_init(&b->pci, &info, &blk_ops, b, cfg, mem, vm_fd, routes, loop, mmio,
+				  window, err);
+	if (ret)
+		return ret;
+	if (loop && be->event_fd >= 0) {
+		b->io_handler = (struct evloop_handler){ on_io_event, b };
+		ret = evloop_add(loop, be->event_fd, EPOLLIN, &b->io_handler);
+		if (ret)
+			return error_set(err, ret, "%s: epoll: %s", b->name, strerror(-ret));
+		b->loop = loop;
+		b->io_registered = true;
+	}
+	return 0;
+}
+
+void virtio_blk_destroy(struct virtio_blk *b)
+{
+	if (b->be) {
+		blk_backend_drain(b->be); /* nothing else runs now: no lock needed */
+		if (b->io_registered)
+			evloop_del(b->loop, b->be->event_fd);
+		blk_backend_close(b->be);
+		b->be = NULL;
+	}
+	b->io_registered = false;
+	if (b->pci_ready)
+		virtio_pci_destroy(&b->pci);
+	b->pci_ready = false;
+	free(b->reqs);
+	b->reqs = NULL;
+}

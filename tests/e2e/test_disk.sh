@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# End-to-end: --disk option parsing, image checks (exit 125 with one clear line) and the virtio-blk device in --stats-json.
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+jqv() { jq -r "$1" "$TMP/stats.json"; }
+truncate -s 1M "$TMP/disk.img"
+truncate -s 2M "$TMP/disk2.img"
+truncate -s 1000 "$TMP/odd.img"
+
+# --- user errors: status 125, one line naming the problem
+run run --kernel "$PROBE" --disk "ro"
+expect "--disk without path= is refused" 125 '' 'path=FILE is required'
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img,engine=aio"
+expect "an unknown engine is refused" 125 '' "bad engine 'aio': use uring or sync"
+
+run run --kernel "$PROBE" --disk "path=$TMP/missing.img"
+expect "a missing image is refused" 125 '' "cannot open disk image '.*missing.img': No such file"
+
+run run --kernel "$PROBE" --disk "path=$TMP/odd.img"
+expect "an image not a multiple of 512 bytes is refused" 125 '' 'is 1000 bytes, not a multiple of 512'
+
+run run --kernel "$PROBE" --disk "path=$TMP"
+expect "a directory is refused" 125 '' 'Is a directory'
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img,queues=9"
+expect "queues=9 is refused" 125 '' "bad queues '9': use 1 to 8"
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img,queues=0"
+expect "queues=0 is refused" 125 '' "bad queues '0'"
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img,cache=none"
+expect "an unknown disk option is refused" 125 '' "unknown device option 'cache=none'"
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img,irq=edge"
+expect "a bad irq mode is refused" 125 '' "bad irq mode 'edge'"
+
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img" --disk "path=$TMP/disk.img,ro"
+expect "the same image twice (one writer) is refused" 125 '' 'is in use'
+
+# --- the device exists and is reported
+rm -f "$TMP/stats.json"
+run run --kernel "$PROBE" --cmdline "exit=0" --disk "path=$TMP/disk.img,queues=4" \
+	--disk "path=$TMP/disk2.img,ro,engine=sync,irq=intx" --stats-json "$TMP/stats.json"
+if [ "$status" = 0 ] && [ "$(jqv '.devices[0].type')" = blk ] &&
+	[ "$(jqv '.devices[0].name')" = blk0 ] &&
+	[ "$(jqv '.devices[0].vectors | length')" = 5 ] &&
+	[ "$(jqv '.devices[0].requests')" = 0 ] &&
+	[ "$(jqv '.devices[0].requests_by_type.in')" = 0 ] &&
+	[ "$(jqv '.devices[1].name')" = blk1 ] &&
+	[ "$(jqv '.devices[1].engine')" = sync ] &&
+	[ "$(jqv '.devices[1].mode')" = intx ]; then
+	pass "two disks: blk0 with 4 queues (5 MSI-X vectors), blk1 read-only, sync, INTx"
+else
+	fail "two disks: blk0 with 4 queues (5 MSI-X vectors), blk1 read-only, sync, INTx"
+fi
+engine=$(jqv '.devices[0].engine')
+if [ "$engine" = uring ] || [ "$engine" = sync ]; then
+	pass "the default engine is io_uring where it works, else sync ($engine)"
+else
+	fail "the default engine is io_uring where it works, else sync ($engine)"
+fi
+
+run run --kernel "$PROBE" --cmdline "exit=5" --disk "path=$TMP/disk.img" --stats
+expect "--stats lists the disk's requests" 5 '' 'blk0: 0 requests \(in 0, out 0, flush 0'
+
+finish
