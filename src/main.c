@@ -32,11 +32,16 @@ static const char usage_text[] =
 	"  --serial FILE      write COM1 output to FILE instead of standard output\n"
 	"  --pit              create the in-kernel i8254 PIT\n"
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
-	"                     vectors=N (MSI-X table size; 0: no MSI-X), or \"\" for defaults\n"
+	"                     vectors=N (MSI-X table size; 0: no MSI-X),\n"
+	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM), or \"\" for defaults\n"
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
 	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
 	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
+	"  --cpu-pin SPEC     pin threads to host CPUs, e.g. vcpu0=1,io=0\n"
+	"  --rt PRIO          run vCPU and I/O threads SCHED_FIFO at PRIO (1-99)\n"
+	"  --dedicated        disable HLT and PAUSE exits (needs every vCPU pinned to its own CPU)\n"
+	"  --halt-poll NS     KVM halt polling time for this VM, in nanoseconds\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
 	"  --stats-json FILE  write the same figures as JSON\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"
@@ -64,7 +69,8 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_MSIVM_ERROR;
 }
 
-enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON };
+enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
+       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -78,6 +84,10 @@ static const struct option run_options[] = {
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
+	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
+	{ "rt", required_argument, NULL, OPT_RT },
+	{ "dedicated", no_argument, NULL, OPT_DEDICATED },
+	{ "halt-poll", required_argument, NULL, OPT_HALT_POLL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -103,6 +113,9 @@ static int parse_irq_opts(const char *opt, const char *arg, struct virtio_pci_co
 			if (parse_uint(tok + 8, 0, MSIX_MAX_VECTORS, &v))
 				return usage_error("bad vectors '%s': use 0 to 64", tok + 8);
 			irq->vectors = (int)v;
+		} else if (!strncmp(tok, "irqpath=", 8)) {
+			if (irq_path_parse(tok + 8, &irq->path))
+				return usage_error("bad irqpath '%s': use irqfd or signal-msi", tok + 8);
 		} else {
 			return usage_error("unknown device option '%s'", tok);
 		}
@@ -160,9 +173,11 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 {
 	uint64_t v;
 	int verbosity = LOG_WARN, c;
+	const char *pins = NULL;
 	*o = (struct run_opts){
 		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1 },
 	};
+	cpu_policy_init(&o->vm.cpu);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":vqh", run_options, NULL)) != -1) {
@@ -174,6 +189,18 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_KVM: o->vm.kvm_path = optarg; break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
+		case OPT_CPU_PIN: pins = optarg; break;
+		case OPT_DEDICATED: o->vm.cpu.dedicated = true; break;
+		case OPT_RT:
+			if (parse_uint(optarg, 1, 99, &v))
+				return usage_error("bad --rt '%s': use a priority from 1 to 99", optarg);
+			o->vm.cpu.rt_prio = (int)v;
+			break;
+		case OPT_HALT_POLL:
+			if (parse_uint(optarg, 0, 1000000000, &v))
+				return usage_error("bad --halt-poll '%s': use nanoseconds, 0 to 1e9", optarg);
+			o->vm.cpu.halt_poll_ns = (int64_t)v;
+			break;
 		case 'v': verbosity = verbosity < LOG_DEBUG ? verbosity + 1 : LOG_DEBUG; break;
 		case 'q': verbosity = LOG_ERROR; break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -220,6 +247,12 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->kernel)
 		return usage_error("%s: --kernel FILE is required", "run");
+	struct error err;
+	if ((pins && cpu_policy_parse_pins(&o->vm.cpu, pins, o->vm.ncpus, &err)) ||
+	    cpu_policy_check(&o->vm.cpu, o->vm.ncpus, &err)) {
+		fprintf(stderr, "msivm: %s\n", err.msg);
+		return EXIT_MSIVM_ERROR;
+	}
 	log_set_level((enum log_level)verbosity);
 	return -1;
 }

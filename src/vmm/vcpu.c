@@ -122,6 +122,12 @@ static void *vcpu_thread(void *arg)
 	char name[16];
 	snprintf(name, sizeof(name), "msivm-vcpu%u", cpu->id);
 	pthread_setname_np(pthread_self(), name);
+	struct error err;
+	if (cpu_policy_apply_thread(&vm->cfg.cpu, (int)cpu->id, &err)) {
+		log_err("vCPU %u: %s", cpu->id, err.msg);
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return NULL;
+	}
 
 	while (atomic_load(&vm->end) == VM_RUNNING) {
 		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {

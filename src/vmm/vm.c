@@ -113,6 +113,10 @@ static int setup_kvm(struct vm *vm, struct error *err)
 	ret = irqchip_create(vm->vm_fd, err);
 	if (ret)
 		return ret;
+	/* Before any vCPU exists: KVM refuses to disable exits afterwards. */
+	if ((ret = cpu_policy_check(&vm->cfg.cpu, vm->cfg.ncpus, err)) ||
+	    (ret = cpu_policy_apply_vm(&vm->cfg.cpu, vm->vm_fd, err)))
+		return ret;
 	if (vm->cfg.pit) {
 		struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 		if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit))
@@ -247,6 +251,11 @@ void vm_destroy(struct vm *vm)
 
 int vm_run(struct vm *vm, struct error *err)
 {
+	int pret = cpu_policy_apply_thread(&vm->cfg.cpu, -1, err);
+	if (pret) {
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return pret;
+	}
 	for (uint32_t i = 0; i < vm->ncpus; i++) {
 		int ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {

@@ -16,6 +16,7 @@
 #include "irq/gsi_routes.h"
 #include "pci/pci_host.h"
 #include "util/error.h"
+#include "vmm/cpu_policy.h"
 #include "vmm/evloop.h"
 #include "vmm/guest_mem.h"
 
@@ -38,6 +39,7 @@ struct vm_config {
 	uint32_t ncpus;
 	bool pit;               /* create the in-kernel PIT */
 	int serial_fd;          /* where COM1 output goes */
+	struct cpu_policy cpu;  /* pinning, priority, dedicated mode, halt polling */
 	struct vm_device_spec devices[VM_MAX_DEVICES];
 	uint32_t ndevices;
 };

@@ -88,10 +88,23 @@ check "rng=256: 256 KiB read in msix mode" \
 	'grep -q "probe: rng read 262144 bytes" <<<"$out"' \
 	'[ "$(jqv ".devices[0].bytes")" -ge 262144 ]'
 
+rng_run msix "" ",irqpath=signal-msi"
+check "irqpath=signal-msi: MSI-X delivered by KVM_SIGNAL_MSI, no GSI route ever committed" \
+	'[ "$status" = 0 ]' \
+	'grep -q "probe: irq mode=msix total=[1-9]" <<<"$out"' \
+	'[ "$(jqv ".devices[0].vectors[1].delivered")" -ge 16 ]' \
+	'[ "$(jqv ".route_commits")" = 0 ]'
+rng_run msix
+check "irqpath=irqfd (default): routes committed once, in one batch" \
+	'[ "$status" = 0 ]' \
+	'[ "$(jqv ".route_commits")" = 1 ]'
+
 run run --kernel "$PROBE" --rng "irq=bogus"
 expect "a bad irq mode is refused" 125 '' "bad irq mode 'bogus'"
 run run --kernel "$PROBE" --rng "vectors=65"
 expect "too many vectors is refused" 125 '' "bad vectors '65'"
+run run --kernel "$PROBE" --rng "irqpath=carrier-pigeon"
+expect "a bad irqpath is refused" 125 '' "bad irqpath 'carrier-pigeon'"
 run run --kernel "$PROBE" --rng "colour=blue"
 expect "an unknown device option is refused" 125 '' "unknown device option 'colour=blue'"
 

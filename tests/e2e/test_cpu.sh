@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end: dedicated-CPU options; pinning and priorities read back from /proc per thread; refusals.
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+ncpu=$(nproc)
+if [ "$ncpu" -lt 2 ]; then
+	echo "skip - pinning tests need 2 host CPUs"
+	finish
+	exit
+fi
+
+# A guest that reads 32 MiB of entropy runs long enough to look at its threads.
+"$MSIVM" run --kernel "$PROBE" --rng "" --cmdline "rng=32768" \
+	--cpu-pin vcpu0=1,io=0 --rt 7 >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+tid=""
+for _ in $(seq 50); do
+	for t in /proc/$pid/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = msivm-vcpu0 ] && tid=${t##*/}
+	done
+	[ -n "$tid" ] && break
+	sleep 0.05
+done
+# stat fields 40 and 41: rt_priority and policy (1 = SCHED_FIFO).
+field() { sed 's/.*) //' "/proc/$pid/task/$1/stat" | awk -v f="$2" '{ print $(f - 2) }'; }
+allowed() { awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/task/$1/status"; }
+if [ -n "$tid" ]; then
+	v_cpus=$(allowed "$tid"); v_prio=$(field "$tid" 40); v_pol=$(field "$tid" 41)
+	io_cpus=$(allowed "$pid"); io_prio=$(field "$pid" 40); io_pol=$(field "$pid" 41)
+fi
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"
+status=$?
+out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+if [ -n "$tid" ] && [ "$v_cpus" = 1 ] && [ "$v_pol" = 1 ] && [ "$v_prio" = 7 ]; then
+	pass "vcpu0 thread runs on CPU 1, SCHED_FIFO priority 7 (/proc)"
+else
+	fail "vcpu0 thread runs on CPU 1, SCHED_FIFO priority 7 (/proc: tid=$tid cpus=${v_cpus:-} policy=${v_pol:-} prio=${v_prio:-})"
+fi
+if [ -n "$tid" ] && [ "$io_cpus" = 0 ] && [ "$io_pol" = 1 ] && [ "$io_prio" = 7 ]; then
+	pass "I/O thread runs on CPU 0, SCHED_FIFO priority 7 (/proc)"
+else
+	fail "I/O thread runs on CPU 0, SCHED_FIFO priority 7 (/proc: cpus=${io_cpus:-} policy=${io_pol:-} prio=${io_prio:-})"
+fi
+expect "SIGTERM stops a running VM with status 143" 143
+
+run run --kernel "$PROBE" --dedicated
+expect "--dedicated without pinning is refused" 125 '' 'dedicated needs every vCPU pinned'
+run run --kernel "$PROBE" --cpus 2 --cpu-pin vcpu0=1,vcpu1=1 --dedicated
+expect "--dedicated with two vCPUs on one CPU is refused" 125 '' 'vcpu0 and vcpu1 share host CPU 1'
+run run --kernel "$PROBE" --cpu-pin vcpu0=1,io=1 --dedicated
+expect "--dedicated with the I/O thread on the vCPU's CPU is refused" 125 '' 'shares host CPU 1 with the I/O thread'
+# KVM refuses KVM_CAP_X86_DISABLE_EXITS once a vCPU exists: this run only
+# succeeds because msivm enables it before creating the vCPUs.
+run run --kernel "$PROBE" --cpu-pin vcpu0=1,io=0 --dedicated --halt-poll 20000 --rng "" --cmdline "exit=5"
+expect "--dedicated with every vCPU pinned: exits disabled before vCPUs exist, guest runs" 5 \
+	'probe: rng read 65536 bytes'
+run run --kernel "$PROBE" --cpu-pin vcpu1=1
+expect "pinning a vCPU the VM does not have is refused" 125 '' 'names vcpu1 but the VM has 1 vCPUs'
+run run --kernel "$PROBE" --cpu-pin vcpu0=4096
+expect "a host CPU that does not exist is refused" 125 '' "bad host CPU '4096'|not available here"
+run run --kernel "$PROBE" --rt 100
+expect "an out-of-range --rt is refused" 125 '' "bad --rt '100'"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v prlimit >/dev/null; then
+	status=0
+	setpriv --bounding-set=-sys_nice prlimit --rtprio=0 "$MSIVM" run --kernel "$PROBE" --rt 5 \
+		>"$TMP/out" 2>"$TMP/err" || status=$?
+	out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+	expect "--rt without CAP_SYS_NICE or RLIMIT_RTPRIO: a clear refusal" 125 '' \
+		'not permitted to use SCHED_FIFO'
+fi
+finish
