@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"  --pit              create the in-kernel i8254 PIT\n"
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X),\n"
-	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM), or \"\" for defaults\n"
+	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM),\n"
+	"                     latency=US (complete one buffer every US with a TSC stamp), or \"\"\n"
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
 	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
 	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
@@ -121,6 +122,28 @@ static int parse_irq_opts(const char *opt, const char *arg, struct virtio_pci_co
 		}
 	}
 	return -1;
+}
+
+/* Parses a --rng value: "latency=US" plus the interrupt options. Returns -1
+ * on success or an exit status. */
+static int parse_rng(const char *arg, struct vm_device_spec *d)
+{
+	char buf[256], irq[256] = "";
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return usage_error("--%s value is too long", "rng");
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!strncmp(tok, "latency=", 8)) {
+			if (parse_uint(tok + 8, 10, 1000000, &v))
+				return usage_error("bad latency period '%s': use 10 to 1000000 us", tok + 8);
+			d->rng_latency_us = (uint32_t)v;
+		} else {
+			size_t n = strlen(irq);
+			snprintf(irq + n, sizeof(irq) - n, "%s%s", n ? "," : "", tok);
+		}
+	}
+	return parse_irq_opts("rng", irq, &d->irq);
 }
 
 /* Parses a --disk value "path=FILE[,ro][,queues=N][,engine=E][,irq=MODE][,vectors=N]"
@@ -222,7 +245,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				return usage_error("too many devices (at most %s)", "8");
 			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
 			d->type = VM_DEV_RNG;
-			int st = parse_irq_opts("rng", optarg, &d->irq);
+			int st = parse_rng(optarg, d);
 			if (st >= 0)
 				return st;
 			break;

@@ -17,6 +17,8 @@ static void marker_write(void *opaque, uint64_t offset, const void *data, uint32
 	__atomic_compare_exchange_n(&m->first_ns[id], &zero, now ? now : 1, false, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
 	__atomic_add_fetch(&m->count[id], 1, __ATOMIC_RELAXED);
+	if (m->on_mark)
+		m->on_mark(m->opaque, id);
 }
 
 const struct bus_ops lab_marker_ops = {

@@ -18,6 +18,9 @@ enum lab_marker_id {
 };
 
 struct lab_marker {
+	/* Called on every marker write, on the writing vCPU's thread (optional). */
+	void (*on_mark)(void *opaque, unsigned id);
+	void *opaque;
 	uint64_t origin_ns;               /* CLOCK_MONOTONIC of VM creation */
 	uint64_t first_ns[LAB_MARKER_MAX]; /* ns after origin of the first write of each id; 0: never */
 	uint64_t count[LAB_MARKER_MAX];

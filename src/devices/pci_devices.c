@@ -49,6 +49,9 @@ static int create_rng(struct vm *vm, const struct vm_device_spec *spec, struct e
 		return ret;
 	}
 	vm->rngs[vm->nrngs++] = r;
+	if (spec->rng_latency_us &&
+	    (ret = virtio_rng_set_latency(r, spec->rng_latency_us, &vm->tsc_offset, &vm->loop, err)))
+		return ret;
 	return attach(vm, &r->pci, err);
 }
 

@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "util/log.h"
 
@@ -29,8 +32,8 @@ static void rng_notify(void *opaque, uint16_t qi)
 {
 	struct virtio_rng *r = opaque;
 	struct virtq *q = virtio_pci_queue(&r->pci, qi);
-	if (!q)
-		return;
+	if (!q || r->period_us)
+		return; /* latency mode: the timer completes buffers */
 	while (virtq_pop(q, &r->chain) == 1) {
 		uint32_t written = 0;
 		for (uint32_t i = r->chain.n_out; i < r->chain.n_out + r->chain.n_in; i++) {
@@ -46,6 +49,57 @@ static void rng_notify(void *opaque, uint16_t qi)
 	virtio_pci_queue_done(&r->pci, qi);
 }
 
+/* Latency mode tick: one buffer gets the current guest TSC, then the interrupt. */
+static void rng_tick(void *opaque, uint32_t events)
+{
+	struct virtio_rng *r = opaque;
+	uint64_t expirations;
+	if (read(r->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	pthread_mutex_lock(&r->pci.lock);
+	r->ticks++;
+	struct virtq *q = virtio_pci_queue(&r->pci, 0);
+	int got = q ? virtq_pop(q, &r->chain) : 0;
+	const struct virtq_buf *b = &r->chain.buf[r->chain.n_out];
+	if (got == 1 && r->chain.n_in && b->len >= 16) {
+		uint64_t seq = r->requests;
+		uint64_t now = __builtin_ia32_rdtsc() + (uint64_t)*r->tsc_offset;
+		memcpy(b->host, &now, 8);
+		memcpy((uint8_t *)b->host + 8, &seq, 8);
+		virtq_push(q, r->chain.head, 16);
+		r->requests++;
+		r->bytes += 16;
+	} else {
+		r->ticks_idle++;
+		if (got == 1) /* a buffer too small for a stamp goes back unused */
+			virtq_push(q, r->chain.head, 0);
+	}
+	if (got != 0) /* pushed something, or the ring is broken: let the transport act */
+		virtio_pci_queue_done(&r->pci, 0);
+	pthread_mutex_unlock(&r->pci.lock);
+}
+
+int virtio_rng_set_latency(struct virtio_rng *r, uint32_t period_us, const int64_t *tsc_offset,
+			   struct evloop *loop, struct error *err)
+{
+	r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (r->timer_fd < 0)
+		return error_set(err, -errno, "%s: timerfd: %s", r->name, strerror(errno));
+	struct itimerspec its = {
+		.it_interval = { period_us / 1000000, (long)(period_us % 1000000) * 1000 },
+		.it_value = { period_us / 1000000, (long)(period_us % 1000000) * 1000 },
+	};
+	r->period_us = period_us;
+	r->tsc_offset = tsc_offset;
+	r->timer_handler = (struct evloop_handler){ rng_tick, r };
+	int ret = timerfd_settime(r->timer_fd, 0, &its, NULL) ? -errno
+		: evloop_add(loop, r->timer_fd, EPOLLIN, &r->timer_handler);
+	if (ret)
+		return error_set(err, ret, "%s: cannot start the latency timer: %s", r->name,
+				 strerror(-ret));
+	return 0;
+}
+
 static const struct virtio_dev_ops rng_ops = {
 	.queue_notify = rng_notify,
 };
@@ -56,6 +110,8 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pc
 		    struct error *err)
 {
 	snprintf(r->name, sizeof(r->name), "rng%u", index);
+	r->timer_fd = -1;
+	r->period_us = 0;
 	r->bytes = r->requests = 0;
 	struct virtio_dev_info info = {
 		.name = r->name, .device_id = VIRTIO_ID_RNG, .nqueues = 1, .queue_max = 256,
@@ -65,4 +121,10 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pc
 			       window, err);
 }
 
-void virtio_rng_destroy(struct virtio_rng *r) { virtio_pci_destroy(&r->pci); }
+void virtio_rng_destroy(struct virtio_rng *r)
+{
+	if (r->timer_fd >= 0)
+		close(r->timer_fd);
+	r->timer_fd = -1;
+	virtio_pci_destroy(&r->pci);
+}

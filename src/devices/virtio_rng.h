@@ -14,6 +14,14 @@ struct virtio_rng {
 	uint64_t bytes;             /* entropy handed to the guest */
 	uint64_t requests;
 	struct virtq_chain chain;   /* scratch for the chain being served */
+
+	/* Latency mode: instead of entropy, one buffer is completed per timer
+	 * tick with the guest-TSC time of the interrupt in its first 8 bytes. */
+	uint32_t period_us;
+	const int64_t *tsc_offset;  /* guest TSC = host TSC + *tsc_offset */
+	int timer_fd;
+	struct evloop_handler timer_handler;
+	uint64_t ticks, ticks_idle; /* timer ticks, and ticks that found no buffer */
 };
 
 /* Creates virtio-rng number `index` on the transport. Arguments as for
@@ -23,5 +31,12 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pc
 		    struct evloop *loop, struct bus *mmio, struct pci_window window,
 		    struct error *err);
 void virtio_rng_destroy(struct virtio_rng *r);
+
+/* Switches the device to latency mode: every `period_us` the event loop
+ * completes one posted buffer, writing (guest TSC now, sequence number) as
+ * two little-endian u64 at its start, then raises the queue interrupt.
+ * Kicks no longer complete buffers. Returns 0 or -errno with a message. */
+int virtio_rng_set_latency(struct virtio_rng *r, uint32_t period_us, const int64_t *tsc_offset,
+			   struct evloop *loop, struct error *err);
 
 #endif

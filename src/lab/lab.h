@@ -10,7 +10,7 @@
 #define LAB_MAX_MODES   4
 #define LAB_MAX_RUNS    32
 #define LAB_MAX_METRICS 16
-#define LAB_MAX_EXPS    8
+#define LAB_MAX_EXPS    32
 
 enum lab_vmm { LAB_MSIVM, LAB_QEMU };
 
@@ -23,12 +23,19 @@ struct lab_metric_def {
 	bool msivm_only;         /* not measurable under QEMU (KVM exits from msivm's stats) */
 };
 
+enum lab_dev { LAB_DEV_RNG, LAB_DEV_DISK };
+
 struct lab_experiment {
-	const char *name;                 /* "boot", "rng" ... */
+	const char *name;                 /* "boot", "rng", "blk-randread", "lat-irqfd" ... */
 	const char *title;
+	const char *result;               /* name in the probe's "probe: result <name>" line */
 	const char *guest_args;           /* probe command-line tokens */
-	const char *device_opt;           /* msivm option adding the device, e.g. "--rng" */
-	const char *qemu_device;          /* QEMU -device, "%s" gets ",vectors=N" */
+	enum lab_dev dev;                 /* the device under test */
+	const char *dev_extra;            /* appended to msivm's device value, e.g. ",latency=500" */
+	const char *msivm_extra;          /* more msivm arguments, space-separated */
+	int fixed_mode;                   /* -1: every mode of --modes; else only this irq_mode */
+	unsigned min_cpus;                /* host CPUs the configuration needs */
+	bool msivm_only;                  /* QEMU has no equivalent */
 	const struct lab_metric_def *metrics;
 	unsigned nmetrics;
 };
@@ -58,7 +65,14 @@ struct lab_options {
 	unsigned nexps;
 	bool vs_qemu;
 	double tsc_hz;               /* host TSC frequency, measured */
+	unsigned host_cpus;
+	char disk[4096];             /* scratch disk image for blk experiments */
 };
+
+/* Whether (exp, vmm, mode) is part of the run matrix; if it is but cannot
+ * run here, *why says so (and the cell is reported as skipped). */
+bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *exp,
+		     enum lab_vmm vmm, unsigned mode, const char **why);
 
 /* The experiments the lab knows, in report order. */
 extern const struct lab_experiment lab_experiments[];

@@ -2,6 +2,7 @@
 #include "lab/lab.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
@@ -21,7 +22,9 @@ static const char lab_usage[] =
 	"                 [--probe FILE]\n"
 	"  --modes LIST        interrupt modes, comma-separated (default msix,msix-shared,msi,intx)\n"
 	"  --runs N            runs per configuration, 1-32 (default 3)\n"
-	"  --experiments LIST  boot,rng (default: all)\n"
+	"  --experiments LIST  boot,rng,blk-randread,blk-seqwrite,floor,lat-irqfd,lat-irqfd-pin,\n"
+	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
+	"                      (default: all)\n"
 	"  --out DIR           report directory (default lab-out)\n"
 	"  --vs qemu           run the same guest and devices under QEMU too\n"
 	"  --probe FILE        probe guest (default: guest/probe.elf next to msivm)\n";
@@ -118,6 +121,21 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 	return -1;
 }
 
+/* A sparse 64 MiB scratch image for the disk experiments. */
+static int make_disk(struct lab_options *o)
+{
+	snprintf(o->disk, sizeof(o->disk), "%s/scratch-disk.img", o->out_dir);
+	int fd = open(o->disk, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || ftruncate(fd, 64 << 20)) {
+		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", o->disk, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static void progress(unsigned done, unsigned total, const char *exp, const char *vmm,
 		     const char *mode, unsigned run)
 {
@@ -136,7 +154,7 @@ int lab_main(int argc, char **argv)
 	self[n] = 0;
 	snprintf(probe_path, sizeof(probe_path), "%s", self);
 	struct lab_options o = { .msivm = self, .out_dir = "lab-out", .runs = 3, .modes = 0xf };
-	for (unsigned i = 0; i < lab_nexperiments; i++)
+	for (unsigned i = 0; i < lab_nexperiments && o.nexps < LAB_MAX_EXPS; i++)
 		o.exps[o.nexps++] = &lab_experiments[i];
 	int st = parse_options(argc, argv, &o, probe_path, sizeof(probe_path));
 	if (st >= 0)
@@ -146,19 +164,33 @@ int lab_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.tsc_hz = lab_tsc_hz();
+	o.host_cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	for (unsigned e = 0; e < o.nexps; e++)
+		if (o.exps[e]->dev == LAB_DEV_DISK && !o.disk[0] && make_disk(&o))
+			return EXIT_USAGE;
 
 	struct lab_cell (*cells)[2][LAB_MAX_MODES] = calloc(o.nexps, sizeof(*cells));
 	if (!cells)
 		return EXIT_USAGE;
-	unsigned nvmm = o.vs_qemu ? 2 : 1, nmodes = (unsigned)__builtin_popcount(o.modes);
-	unsigned total = o.nexps * nvmm * nmodes * o.runs, done = 0;
+	unsigned total = 0, done = 0;
 	int status = 0;
+	const char *why;
 	for (unsigned e = 0; e < o.nexps; e++)
-		for (unsigned vmm = 0; vmm < nvmm; vmm++)
+		for (unsigned vmm = 0; vmm < 2; vmm++)
+			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
+				if (lab_cell_wanted(&o, o.exps[e], vmm, m, &why) && !why)
+					total += o.runs;
+	for (unsigned e = 0; e < o.nexps; e++)
+		for (unsigned vmm = 0; vmm < 2; vmm++)
 			for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
-				if (!(o.modes & (1u << m)))
+				if (!lab_cell_wanted(&o, o.exps[e], vmm, m, &why))
 					continue;
 				struct lab_cell *c = &cells[e][vmm][m];
+				if (why) {
+					c->skipped = true;
+					snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", why);
+					continue;
+				}
 				for (unsigned r = 0; r < o.runs && !c->skipped; r++) {
 					progress(++done, total, o.exps[e]->name, vmm ? "qemu" : "msivm",
 						 irq_mode_name((enum irq_mode)m), r + 1);
@@ -168,7 +200,7 @@ int lab_main(int argc, char **argv)
 					if (ret) {
 						c->skipped = true;
 						snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", err.msg);
-						done += o.runs - r - 1;
+						total -= o.runs - r - 1;
 						break;
 					}
 					c->nruns++;

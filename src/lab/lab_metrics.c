@@ -1,5 +1,6 @@
 /* Lab metrics: experiment definitions; console + stats JSON -> per-run figures. */
 #include "lab/lab_metrics.h"
+#include "virtio/virtio_pci.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -13,22 +14,74 @@ static const struct lab_metric_def boot_metrics[] = {
 	{ "cpu_ms", "host CPU", "ms", false, false },
 };
 
-static const struct lab_metric_def rng_metrics[] = {
-	{ "mib_s", "rng throughput", "MiB/s", true, false },
-	{ "irqs_per_req", "interrupts per request", "", false, false },
-	{ "level_irqs", "level-triggered interrupts", "", false, false },
-	{ "exits_per_req", "VM exits per request", "", false, true },
-	{ "isr_reads_per_req", "ISR reads per request", "", false, true },
-	{ "cpu_us_per_req", "host CPU per request", "us", false, false },
+/* The figures every device workload reports. */
+#define IO_METRICS(tput_key, tput_label, tput_unit)                                   \
+	{ tput_key, tput_label, tput_unit, true, false },                               \
+	{ "irqs_per_req", "interrupts per request", "", false, false },                 \
+	{ "level_irqs", "level-triggered interrupts", "", false, false },               \
+	{ "exits_per_req", "VM exits per request", "", false, true },                   \
+	{ "isr_reads_per_req", "ISR reads per request", "", false, true },              \
+	{ "cpu_us_per_req", "host CPU per request", "us", false, false }
+
+static const struct lab_metric_def rng_metrics[] = { IO_METRICS("mib_s", "throughput", "MiB/s") };
+
+static const struct lab_metric_def blk_metrics[] = {
+	IO_METRICS("iops", "IOPS", ""),
+	{ "mib_s", "throughput", "MiB/s", true, false },
+	{ "lat_avg_us", "request latency, mean", "us", false, false },
+	{ "lat_p99_us", "request latency, p99", "us", false, false },
 };
 
-const struct lab_experiment lab_experiments[] = {
-	{ "boot", "Boot to ready (first virtio request done)", "rng=4 lab", "--rng",
-	  "virtio-rng-pci,disable-legacy=on%s", boot_metrics, 3 },
-	{ "rng", "virtio-rng, 4 KiB requests", "rng=256 lab", "--rng", "virtio-rng-pci,disable-legacy=on%s",
-	  rng_metrics, 6 },
+static const struct lab_metric_def lat_metrics[] = {
+	{ "lat_min_us", "interrupt latency, min", "us", false, false },
+	{ "lat_avg_us", "interrupt latency, mean", "us", false, false },
+	{ "lat_p99_us", "interrupt latency, p99", "us", false, false },
+	{ "lat_max_us", "interrupt latency, max", "us", false, false },
 };
-const unsigned lab_nexperiments = sizeof(lab_experiments) / sizeof(lab_experiments[0]);
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define PIN "--cpu-pin vcpu0=1,io=0"
+#define LAT(nm, title, mode, extra, cpu, cpus)                                                   \
+	{ nm, title, "latency", "lat=200", LAB_DEV_RNG, ",latency=2000" extra, cpu, mode, cpus,  \
+	  true, lat_metrics, N(lat_metrics) }
+
+const struct lab_experiment lab_experiments[] = {
+	{ "boot", "Boot to ready (first virtio request done)", "rng", "rng=4", LAB_DEV_RNG, NULL,
+	  NULL, -1, 1, false, boot_metrics, N(boot_metrics) },
+	{ "rng", "virtio-rng, 4 KiB requests", "rng", "rng=256", LAB_DEV_RNG, NULL, NULL, -1, 1, false,
+	  rng_metrics, N(rng_metrics) },
+	{ "blk-randread", "virtio-blk, 4 KiB random reads, queue depth 4", "blk-randread",
+	  "blk=randread blkkb=16384 blkops=512 qd=4", LAB_DEV_DISK, NULL, NULL, -1, 1, false,
+	  blk_metrics, N(blk_metrics) },
+	{ "blk-seqwrite", "virtio-blk, 4 KiB sequential writes + flush, queue depth 4", "blk-seqwrite",
+	  "blk=seqwrite blkkb=16384 blkops=512 qd=4", LAB_DEV_DISK, NULL, NULL, -1, 1, false,
+	  blk_metrics, N(blk_metrics) },
+	{ "floor", "Platform floor: LAPIC self-IPI to handler (no VMM involved)", "floor", "selfipi=200",
+	  LAB_DEV_RNG, NULL, NULL, IRQ_MODE_MSIX, 1, true, lat_metrics, N(lat_metrics) },
+	LAT("lat-irqfd", "Interrupt latency: MSI-X via irqfd, default scheduling", IRQ_MODE_MSIX, "",
+	    NULL, 1),
+	LAT("lat-irqfd-pin", "Interrupt latency: MSI-X via irqfd, pinned", IRQ_MODE_MSIX, "", PIN, 2),
+	LAT("lat-irqfd-rt", "Interrupt latency: MSI-X via irqfd, pinned + SCHED_FIFO", IRQ_MODE_MSIX,
+	    "", PIN " --rt 10", 2),
+	LAT("lat-irqfd-ded", "Interrupt latency: MSI-X via irqfd, dedicated (HLT/PAUSE exits off)",
+	    IRQ_MODE_MSIX, "", PIN " --rt 10 --dedicated", 2),
+	LAT("lat-sigmsi", "Interrupt latency: MSI-X via KVM_SIGNAL_MSI, default scheduling",
+	    IRQ_MODE_MSIX, ",irqpath=signal-msi", NULL, 1),
+	LAT("lat-sigmsi-pin", "Interrupt latency: MSI-X via KVM_SIGNAL_MSI, pinned", IRQ_MODE_MSIX,
+	    ",irqpath=signal-msi", PIN, 2),
+	LAT("lat-sigmsi-rt", "Interrupt latency: MSI-X via KVM_SIGNAL_MSI, pinned + SCHED_FIFO",
+	    IRQ_MODE_MSIX, ",irqpath=signal-msi", PIN " --rt 10", 2),
+	LAT("lat-sigmsi-ded", "Interrupt latency: MSI-X via KVM_SIGNAL_MSI, dedicated", IRQ_MODE_MSIX,
+	    ",irqpath=signal-msi", PIN " --rt 10 --dedicated", 2),
+	LAT("lat-intx", "Interrupt latency: INTx through the IOAPIC, default scheduling", IRQ_MODE_INTX,
+	    "", NULL, 1),
+	LAT("lat-intx-pin", "Interrupt latency: INTx, pinned", IRQ_MODE_INTX, "", PIN, 2),
+	LAT("lat-intx-rt", "Interrupt latency: INTx, pinned + SCHED_FIFO", IRQ_MODE_INTX, "",
+	    PIN " --rt 10", 2),
+	LAT("lat-intx-ded", "Interrupt latency: INTx, dedicated", IRQ_MODE_INTX, "",
+	    PIN " --rt 10 --dedicated", 2),
+};
+const unsigned lab_nexperiments = N(lab_experiments);
 
 double lab_guest_value(const char *console, const char *exp, const char *key)
 {
@@ -97,31 +150,37 @@ void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw 
 	set(exp, v, "wall_ms", raw->wall_ns / 1e6);
 	set(exp, v, "cpu_ms", raw->cpu_ns / 1e6);
 
-	double reqs = lab_guest_value(raw->console, exp->name, "requests");
-	double bytes = lab_guest_value(raw->console, exp->name, "bytes");
-	double cycles = lab_guest_value(raw->console, exp->name, "cycles");
-	if (cycles > 0)
+	const char *res = exp->result;
+	double reqs = lab_guest_value(raw->console, res, "requests");
+	double bytes = lab_guest_value(raw->console, res, "bytes");
+	double cycles = lab_guest_value(raw->console, res, "cycles");
+	double us_per_cycle = 1e6 / raw->tsc_hz;
+	if (cycles > 0) {
 		set(exp, v, "mib_s", bytes / (1 << 20) / (cycles / raw->tsc_hz));
+		set(exp, v, "iops", reqs / (cycles / raw->tsc_hz));
+	}
+	static const char *const lat_keys[][2] = {
+		{ "lat_min", "lat_min_us" }, { "lat_avg", "lat_avg_us" },
+		{ "lat_p99", "lat_p99_us" }, { "lat_max", "lat_max_us" },
+	};
+	for (unsigned i = 0; i < 4; i++)
+		set(exp, v, lat_keys[i][1], lab_guest_value(raw->console, res, lat_keys[i][0]) * us_per_cycle);
 	if (reqs > 0) {
 		set(exp, v, "irqs_per_req", guest_irq_value(raw->console, "total") / reqs);
 		set(exp, v, "cpu_us_per_req", raw->cpu_ns / 1e3 / reqs);
-		if (root) {
-			set(exp, v, "exits_per_req", json_num(root, "exits", "exits") / reqs);
-			set(exp, v, "isr_reads_per_req", device_sum(root, "isr_reads") / reqs);
+		/* Prefer the counters msivm took between the probe's workload
+		 * markers; fall back to whole-run totals. */
+		double ex = json_num(root, "workload", "exits"), isr = json_num(root, "workload", "isr_reads");
+		if (root && isnan(ex)) {
+			ex = json_num(root, "exits", "exits");
+			isr = device_sum(root, "isr_reads");
 		}
+		set(exp, v, "exits_per_req", ex / reqs);
+		set(exp, v, "isr_reads_per_req", isr / reqs);
 	}
 	set(exp, v, "level_irqs", guest_irq_value(raw->console, "level"));
 	json_decref(root);
 }
 
-int lab_extra_msivm_args(const struct lab_experiment *exp, char (*store)[512], char **v,
-			 unsigned *n, unsigned max)
-{
-	return 0;
-}
 
-int lab_extra_qemu_args(const struct lab_experiment *exp, char (*store)[512], char **v,
-			unsigned *n, unsigned max)
-{
-	return 0;
-}
+_Static_assert(N(lab_experiments) <= LAB_MAX_EXPS, "raise LAB_MAX_EXPS");

@@ -21,11 +21,4 @@ struct lab_raw {
 /* Fills v[i] for each of exp's metrics (NaN where not measured). */
 void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw *raw, double *v);
 
-/* Appends experiment-specific msivm / QEMU arguments (disk images...).
- * Return 0, or -errno if the experiment cannot run under that VMM. */
-int lab_extra_msivm_args(const struct lab_experiment *exp, char (*store)[512], char **v,
-			 unsigned *n, unsigned max);
-int lab_extra_qemu_args(const struct lab_experiment *exp, char (*store)[512], char **v,
-			unsigned *n, unsigned max);
-
 #endif

@@ -72,7 +72,8 @@ static void print_table(FILE *out, const struct lab_options *o,
 					continue;
 				struct lab_summary base = lab_summarize(&cells[e][vmm][IRQ_MODE_INTX], k);
 				for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
-					if (!(o->modes & (1u << m)))
+					const char *why;
+					if (!lab_cell_wanted(o, x, (enum lab_vmm)vmm, m, &why))
 						continue;
 					const struct lab_cell *c = &cells[e][vmm][m];
 					const char *mode = irq_mode_name((enum irq_mode)m);
@@ -118,7 +119,8 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 		json_object_set_new(je, "title", json_string(x->title));
 		for (unsigned vmm = 0; vmm < (o->vs_qemu ? 2u : 1u); vmm++)
 			for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
-				if (!(o->modes & (1u << m)))
+				const char *why;
+				if (!lab_cell_wanted(o, x, (enum lab_vmm)vmm, m, &why))
 					continue;
 				const struct lab_cell *c = &cells[e][vmm][m];
 				json_t *jc = json_object(), *runs = json_array(), *summ = json_object();
@@ -166,7 +168,7 @@ static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][
 {
 	const struct lab_experiment *x = o->exps[e];
 	const struct lab_metric_def *md = &x->metrics[k];
-	bool qemu = o->vs_qemu && !md->msivm_only;
+	bool qemu = o->vs_qemu && !md->msivm_only && !x->msivm_only;
 	fprintf(gp, "set output '%s/%s-%s.svg'\n", o->out_dir, x->name, md->key);
 	fprintf(gp, "set title \"%s: %s%s%s%s\\n(mean of %u runs, whiskers min-max; %s)\"\n", x->title,
 		md->label, *md->unit ? " [" : "", md->unit, *md->unit ? "]" : "", o->runs,
@@ -176,7 +178,8 @@ static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][
 		qemu ? ", '-' using 2:3:4 title 'QEMU' lc rgb '#ff7f0e'" : "");
 	for (unsigned vmm = 0; vmm < (qemu ? 2u : 1u); vmm++) {
 		for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
-			if (!(o->modes & (1u << m)))
+			const char *why;
+			if (!lab_cell_wanted(o, x, (enum lab_vmm)vmm, m, &why))
 				continue;
 			struct lab_summary s = lab_summarize(&cells[e][vmm][m], k);
 			if (s.n)

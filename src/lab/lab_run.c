@@ -39,7 +39,7 @@ double lab_tsc_hz(void)
 
 struct argv_buf {
 	char *v[MAX_ARGS + 1];
-	char store[MAX_ARGS][512];
+	char store[MAX_ARGS][4352];
 	unsigned n;
 };
 
@@ -47,57 +47,88 @@ static void arg(struct argv_buf *a, const char *fmt, const char *s)
 {
 	if (a->n >= MAX_ARGS)
 		return;
-	snprintf(a->store[a->n], sizeof(a->store[0]), fmt, s ? s : "");
+	if (snprintf(a->store[a->n], sizeof(a->store[0]), fmt, s ? s : "") >= (int)sizeof(a->store[0]))
+		return; /* cannot happen: every argument is shorter than a path */
 	a->v[a->n] = a->store[a->n];
 	a->v[++a->n] = NULL;
+}
+
+/* Splits `s` on spaces into further arguments. */
+static void args_split(struct argv_buf *a, const char *s)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", s ? s : "");
+	char *save = NULL;
+	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		arg(a, "%s", t);
 }
 
 static void build_msivm_argv(const struct lab_options *o, const struct lab_experiment *exp,
 			     unsigned mode, const char *cmdline, const char *json,
 			     struct argv_buf *a)
 {
+	char dev[4352];
+	const char *m = irq_mode_name((enum irq_mode)mode);
 	arg(a, "%s", o->msivm);
-	arg(a, "%s", "run");
-	arg(a, "%s", "--kernel");
+	args_split(a, "run -q --kernel");
 	arg(a, "%s", o->probe);
 	arg(a, "%s", "--cmdline");
 	arg(a, "%s", cmdline);
 	arg(a, "%s", "--stats-json");
 	arg(a, "%s", json);
-	arg(a, "%s", "-q");
-	if (exp->device_opt) {
-		arg(a, "%s", exp->device_opt);
-		arg(a, "irq=%s", irq_mode_name((enum irq_mode)mode));
+	if (exp->dev == LAB_DEV_DISK) {
+		snprintf(dev, sizeof(dev), "path=%s,irq=%s%s", o->disk, m, exp->dev_extra ? exp->dev_extra : "");
+		arg(a, "%s", "--disk");
+	} else {
+		snprintf(dev, sizeof(dev), "irq=%s%s", m, exp->dev_extra ? exp->dev_extra : "");
+		arg(a, "%s", "--rng");
 	}
-	lab_extra_msivm_args(exp, a->store, a->v, &a->n, MAX_ARGS);
+	arg(a, "%s", dev);
+	args_split(a, exp->msivm_extra);
 }
 
 /* QEMU's virtio-pci offers MSI-X or nothing: msix and msix-shared use its
- * vectors, intx uses vectors=0, msi has no equivalent. */
-static int build_qemu_argv(const struct lab_options *o, const struct lab_experiment *exp,
-			   unsigned mode, const char *cmdline, struct argv_buf *a)
+ * vectors, intx uses vectors=0, msi has no equivalent (lab_cell_wanted). */
+static void build_qemu_argv(const struct lab_options *o, const struct lab_experiment *exp,
+			    unsigned mode, const char *cmdline, struct argv_buf *a)
 {
-	if (mode == IRQ_MODE_MSI)
-		return -ENOTSUP;
-	arg(a, "%s", "qemu-system-x86_64");
-	const char *fixed[] = { "-M", LAB_QEMU_MACHINE, "-enable-kvm", "-cpu", "host,-arch-capabilities",
-				"-m", "256M", "-nodefaults", "-no-user-config", "-nographic",
-				"-serial", "stdio", "-no-reboot", "-device",
-				"isa-debug-exit,iobase=0xf4,iosize=4", NULL };
-	for (unsigned i = 0; fixed[i]; i++)
-		arg(a, "%s", fixed[i]);
-	arg(a, "%s", "-kernel");
+	const char *vec = mode == IRQ_MODE_INTX ? ",vectors=0" : "";
+	char dev[4352];
+	args_split(a, "qemu-system-x86_64 -M " LAB_QEMU_MACHINE " -enable-kvm -cpu host,-arch-capabilities"
+		      " -m 256M -nodefaults -no-user-config -nographic -serial stdio -no-reboot"
+		      " -device isa-debug-exit,iobase=0xf4,iosize=4 -kernel");
 	arg(a, "%s", o->probe);
 	arg(a, "%s", "-append");
 	arg(a, "%s", cmdline);
-	if (exp->qemu_device) {
-		char dev[256];
-		snprintf(dev, sizeof(dev), exp->qemu_device,
-			 mode == IRQ_MODE_INTX ? ",vectors=0" : mode == IRQ_MODE_MSIX_SHARED ? ",vectors=2" : "");
-		arg(a, "%s", "-device");
+	if (exp->dev == LAB_DEV_DISK) {
+		snprintf(dev, sizeof(dev), "file=%s,if=none,id=d0,format=raw,aio=io_uring", o->disk);
+		arg(a, "%s", "-drive");
 		arg(a, "%s", dev);
+		snprintf(dev, sizeof(dev), "virtio-blk-pci,drive=d0,disable-legacy=on%s", vec);
+	} else {
+		snprintf(dev, sizeof(dev), "virtio-rng-pci,disable-legacy=on%s", vec);
 	}
-	return lab_extra_qemu_args(exp, a->store, a->v, &a->n, MAX_ARGS);
+	arg(a, "%s", "-device");
+	arg(a, "%s", dev);
+}
+
+bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *exp,
+		     enum lab_vmm vmm, unsigned mode, const char **why)
+{
+	*why = NULL;
+	if (!(o->modes & (1u << mode)) && exp->fixed_mode < 0)
+		return false;
+	if (exp->fixed_mode >= 0 && (unsigned)exp->fixed_mode != mode)
+		return false;
+	if (vmm == LAB_QEMU && !o->vs_qemu)
+		return false;
+	if (vmm == LAB_QEMU && exp->msivm_only)
+		*why = "msivm only (QEMU has no such setting)";
+	else if (vmm == LAB_QEMU && mode == IRQ_MODE_MSI)
+		*why = "QEMU's virtio-pci has no plain MSI capability";
+	else if (o->host_cpus < exp->min_cpus)
+		*why = "needs more host CPUs than this machine has";
+	return true;
 }
 
 /* Reads the child's console until EOF, noting when `ready` first appears. */
@@ -150,50 +181,64 @@ static char *slurp(const char *path)
 	return s;
 }
 
-int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
-		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, struct error *err)
+/* Runs argv with stdout captured; fills the run's console and status. */
+static int spawn(const struct argv_buf *a, struct lab_run *run, uint64_t *wall, uint64_t *ready_ns,
+		 struct rusage *ru, struct error *err)
 {
-	char cmdline[256], json[512];
-	snprintf(cmdline, sizeof(cmdline), "%s exit=0", exp->guest_args);
-	snprintf(json, sizeof(json), "%s/.run-stats.json", o->out_dir);
-	unlink(json);
-	struct argv_buf a = { .n = 0 };
-	if (vmm == LAB_MSIVM)
-		build_msivm_argv(o, exp, mode, cmdline, json, &a);
-	else if (build_qemu_argv(o, exp, mode, cmdline, &a))
-		return error_set(err, -ENOTSUP, "QEMU has no %s mode", irq_mode_name((enum irq_mode)mode));
-
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC))
 		return error_set(err, -errno, "pipe: %s", strerror(errno));
 	uint64_t t0 = now_ns();
 	pid_t pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
 		return error_set(err, -errno, "fork: %s", strerror(errno));
+	}
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		int devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0)
 			dup2(devnull, 2);
-		execvp(a.v[0], a.v);
+		execvp(a->v[0], a->v);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	uint64_t ready_ns = 0;
-	run->console = NULL;
-	capture(pipefd[0], pid, t0, &run->console, &ready_ns);
+	capture(pipefd[0], pid, t0, &run->console, ready_ns);
 	close(pipefd[0]);
 	int wstatus = 0;
-	struct rusage ru;
-	while (wait4(pid, &wstatus, 0, &ru) < 0 && errno == EINTR)
+	while (wait4(pid, &wstatus, 0, ru) < 0 && errno == EINTR)
 		;
-	uint64_t wall = now_ns() - t0;
+	*wall = now_ns() - t0;
 	run->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	if (run->status == 127)
+		return error_set(err, -ENOENT, "cannot run %s", a->v[0]);
+	return 0;
+}
+
+int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
+		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, struct error *err)
+{
+	char cmdline[512], json[4200];
+	snprintf(cmdline, sizeof(cmdline), "%s exit=0", exp->guest_args);
+	snprintf(json, sizeof(json), "%s/.run-stats.json", o->out_dir);
+	unlink(json);
+	struct argv_buf *a = calloc(1, sizeof(*a));
+	if (!a)
+		return error_set(err, -ENOMEM, "out of memory");
+	if (vmm == LAB_MSIVM)
+		build_msivm_argv(o, exp, mode, cmdline, json, a);
+	else
+		build_qemu_argv(o, exp, mode, cmdline, a);
+	uint64_t wall = 0, ready_ns = 0;
+	struct rusage ru = { 0 };
+	run->console = NULL;
+	int ret = spawn(a, run, &wall, &ready_ns, &ru, err);
+	free(a);
 	run->raw_json = vmm == LAB_MSIVM ? slurp(json) : NULL;
 	unlink(json);
-	if (run->status == 127)
-		return error_set(err, -ENOENT, "cannot run %s", a.v[0]);
-
+	if (ret)
+		return ret;
 	double cpu_ns = ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {

@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/tsc.h"
 #include "arch/x86/layout.h"
 #include "devices/pci_devices.h"
 #include "irq/irqchip.h"
 #include "util/log.h"
 #include "vmm/kvm.h"
+#include "vmm/kvm_stats.h"
 #include "vmm/vcpu.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
@@ -149,6 +151,30 @@ static void debug_exit_stop(void *opaque, int status)
 	vm_request_stop(opaque, VM_END_GUEST_EXIT, status);
 }
 
+/* Marker hook: counters at the start and end of the probe's timed workload. */
+static void on_mark(void *opaque, unsigned id)
+{
+	struct vm *vm = opaque;
+	if (id != LAB_MARK_WORK_START && id != LAB_MARK_WORK_END)
+		return;
+	struct vm_snapshot s = { .taken = true };
+	struct kvm_stats st = { 0 };
+	for (uint32_t i = 0; i < vm->ncpus; i++) {
+		kvm_stats_accumulate(vm->vcpus[i].fd, &st);
+		s.msivm_io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
+		s.msivm_mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
+	}
+	s.kvm_exits = kvm_stats_get(&st, "exits");
+	for (uint32_t i = 0; i < vm->nrngs; i++)
+		s.isr_reads += __atomic_load_n(&vm->rngs[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < vm->nblks; i++)
+		s.isr_reads += __atomic_load_n(&vm->blks[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
+	if (id == LAB_MARK_WORK_START)
+		vm->work_start = s;
+	else
+		vm->work_end = s;
+}
+
 static int setup_devices(struct vm *vm, struct error *err)
 {
 	int ret;
@@ -165,6 +191,8 @@ static int setup_devices(struct vm *vm, struct error *err)
 	vm->com1_ready = true;
 	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
 	vm->marker.origin_ns = vm->start_ns;
+	vm->marker.on_mark = on_mark;
+	vm->marker.opaque = vm;
 	if ((ret = bus_register(&vm->pio, UART_COM1_BASE, UART_NREGS, &uart8250_ops, &vm->com1,
 				"com1")) ||
 	    (ret = bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_SIZE, &debug_exit_ops,
@@ -194,6 +222,8 @@ static int setup_vcpus(struct vm *vm, struct error *err)
 		}
 	}
 	free(cpuid);
+	if (!ret)
+		vm->tsc_offset = x86_tsc_offset(vm->vcpus[0].fd);
 	return ret;
 }
 

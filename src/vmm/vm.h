@@ -31,6 +31,7 @@ struct vm_device_spec {
 	enum vm_device_type type;
 	struct virtio_pci_config irq;
 	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
+	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 };
 
 struct vm_config {
@@ -71,6 +72,7 @@ struct vm {
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when vm_create began */
+	int64_t tsc_offset;        /* guest TSC - host TSC (vCPU 0), for latency stamps */
 	_Atomic int end;           /* enum vm_end */
 	int exit_status;           /* valid once end != VM_RUNNING */
 
@@ -79,6 +81,11 @@ struct vm {
 	struct uart8250 com1;
 	struct debug_exit dbg;
 	struct lab_marker marker;
+	/* Counters at the last workload start (marker 2) and end (marker 3). */
+	struct vm_snapshot {
+		uint64_t kvm_exits, msivm_io, msivm_mmio, isr_reads;
+		bool taken;
+	} work_start, work_end;
 
 	bool pci_ready;
 	struct gsi_routes routes;

@@ -175,6 +175,11 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 		json_object_set_new(dj, "type", json_string("rng"));
 		json_object_set_new(dj, "requests", json_integer((json_int_t)vm->rngs[d]->requests));
 		json_object_set_new(dj, "bytes", json_integer((json_int_t)vm->rngs[d]->bytes));
+		if (vm->rngs[d]->period_us) {
+			json_object_set_new(dj, "latency_period_us", json_integer(vm->rngs[d]->period_us));
+			json_object_set_new(dj, "ticks", json_integer((json_int_t)vm->rngs[d]->ticks));
+			json_object_set_new(dj, "ticks_idle", json_integer((json_int_t)vm->rngs[d]->ticks_idle));
+		}
 		const struct vpci_irq_stats *s = &vm->rngs[d]->pci.stats;
 		json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
 		json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
@@ -210,6 +215,15 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 	json_object_set_new(cpu, "vcpu_ns", json_integer((json_int_t)vcpu_ns));
 	json_object_set_new(cpu, "io_ns", json_integer((json_int_t)vm->io_cpu_ns));
 	json_object_set_new(root, "markers", markers);
+	if (vm->work_start.taken && vm->work_end.taken) {
+		const struct vm_snapshot *a = &vm->work_start, *b = &vm->work_end;
+		json_object_set_new(root, "workload", json_pack("{s:I,s:I,s:I,s:I}",
+				    "exits", (json_int_t)(b->kvm_exits - a->kvm_exits),
+				    "msivm_io", (json_int_t)(b->msivm_io - a->msivm_io),
+				    "msivm_mmio", (json_int_t)(b->msivm_mmio - a->msivm_mmio),
+				    "isr_reads", (json_int_t)(b->isr_reads - a->isr_reads)));
+	}
+	json_object_set_new(root, "tsc_offset", json_integer((json_int_t)vm->tsc_offset));
 	json_object_set_new(root, "cpu", cpu);
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "exits", exits);
