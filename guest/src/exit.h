@@ -8,7 +8,7 @@
 
 /* Exit codes used by the probe itself (besides the exit=N value); each
  * failure has its own code (guest/README.md lists them). */
-#define PROBE_EXIT_BAD_ARG      2   /* bad exit=, rng= or irq= value */
+#define PROBE_EXIT_BAD_ARG      2   /* bad exit=, rng=, irq= or blk* value */
 #define PROBE_EXIT_BAD_MAGIC    3   /* start_info magic wrong */
 #define PROBE_EXIT_EXCEPTION    4   /* CPU exception (vector 0..31) */
 #define PROBE_EXIT_IRQ_MODE     5   /* forced irq= mode unavailable */
@@ -17,6 +17,11 @@
 #define PROBE_EXIT_VIRTIO       8   /* virtio device initialisation failed */
 #define PROBE_EXIT_IRQ_CHECK    9   /* interrupt accounting check failed */
 #define PROBE_EXIT_LAPIC        10  /* LAPIC not usable in xAPIC mode */
+#define PROBE_EXIT_BLK_VERIFY   11  /* blk=verify read back different data */
+#define PROBE_EXIT_BLK_RO       12  /* blk=rotest: the write did not fail with IOERR */
+#define PROBE_EXIT_BLK_IOERR    13  /* a blk request completed with a non-OK status */
+#define PROBE_EXIT_NO_BLK       14  /* blk= given but no usable virtio-blk device */
+#define PROBE_EXIT_BLK_TIMEOUT  15  /* a virtio-blk request never completed */
 
 /*
  * outb(code, DEBUG_EXIT_PORT). If that returns (no debug-exit device), print

@@ -3,17 +3,20 @@
 #include "console.h"
 #include "fmt.h"
 #include "lapic.h"
+#include "lib.h"
 
 #include <stdarg.h>
 
 #define SRC_LEN     48
 #define MAX_SLOTS   32      /* distinct vectors registered or seen */
+#define MAX_DEVS    8       /* devices in the per-device summary */
 
 /* One slot per vector that was registered or fired; .bss stays small
  * because entry.S clears it with emulated instructions. */
 struct irq_slot {
     irq_handler_fn fn;
     void *ctx;
+    const char *owner;
     volatile uint32_t count;
     volatile uint32_t level;
     uint8_t vector;
@@ -27,6 +30,10 @@ static struct irq_slot slots[MAX_SLOTS];
 static unsigned int nslots;
 static uint8_t slot_of[256];        /* slot index + 1, 0 = none */
 static volatile uint32_t overflow;  /* interrupts on vectors without a slot */
+static struct {
+    const char *name, *mode;
+} devs[MAX_DEVS];
+static unsigned int ndevs;
 
 /* Slot of `vector`, created on first use; NULL when all slots are taken. */
 static struct irq_slot *slot_get(uint8_t vector)
@@ -81,9 +88,30 @@ void irq_unregister(uint8_t vector)
     s->registered = false;
     s->fn = 0;
     s->ctx = 0;
+    s->owner = 0;
     s->flags = IRQ_F_HIDE_IDLE;     /* listed again only if it fires */
     s->count = 0;
     s->level = 0;
+}
+
+void irq_set_owner(uint8_t vector, const char *owner)
+{
+    if (slot_of[vector])
+        slots[slot_of[vector] - 1].owner = owner;
+}
+
+void irq_device(const char *name, const char *mode)
+{
+    unsigned int i;
+
+    for (i = 0; i < ndevs && strcmp(devs[i].name, name); i++)
+        ;
+    if (i == MAX_DEVS)
+        return;
+    devs[i].name = name;
+    devs[i].mode = mode;
+    if (i == ndevs)
+        ndevs++;
 }
 
 void irq_handle(uint8_t vector)
@@ -154,6 +182,18 @@ int irq_report(const char *mode)
     }
     if (overflow)
         cprintf("probe: irq vec=other count=%u level=0 src=unexpected\n", overflow);
+    for (i = 0; i < ndevs; i++) {
+        unsigned long dt = 0, dl = 0;
+
+        for (j = 0; j < nslots; j++) {
+            if (slots[j].registered && slots[j].owner && !strcmp(slots[j].owner, devs[i].name)) {
+                dt += slots[j].count;
+                dl += slots[j].level;
+            }
+        }
+        cprintf("probe: irq dev=%s mode=%s total=%lu level=%lu\n", devs[i].name,
+                devs[i].mode, dt, dl);
+    }
     cprintf("probe: irq mode=%s total=%lu level=%lu\n", mode, total, level);
 
     for (i = 0; i < nslots; i++)

@@ -36,8 +36,17 @@ void irq_register(uint8_t vector, irq_handler_fn fn, void *ctx,
                   enum irq_trigger trig, unsigned int flags, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* Forget the registration of `vector` (its counts are reset too). */
+/* Forget the registration of `vector` (its counts and owner are reset too). */
 void irq_unregister(uint8_t vector);
+
+/* Attribute a registered vector to a device (`owner` is a stable string,
+ * e.g. the PCI function's name "00:02.0"; compared by content). Kept until
+ * irq_unregister. */
+void irq_set_owner(uint8_t vector, const char *owner);
+
+/* List a driven device (stable strings) for the per-device summary lines,
+ * in call order; a repeated name updates its mode. Up to 8 devices. */
+void irq_device(const char *name, const char *mode);
 
 /*
  * Interrupt entry for vectors 32..255 (from isr_dispatch): reads the LAPIC
@@ -54,7 +63,10 @@ uint32_t irq_count(uint8_t vector);
  * Print one line per vector that is registered (unless IRQ_F_HIDE_IDLE and
  * idle) or fired:
  *   probe: irq vec=0x30 count=16 level=0 src=<description>
- * then "probe: irq mode=<mode> total=<sum of counts> level=<sum of levels>".
+ * then per device listed with irq_device, the sums over its vectors:
+ *   probe: irq dev=00:02.0 mode=msix total=N level=L
+ * then "probe: irq mode=<mode> total=<sum of counts> level=<sum of levels>"
+ * over all printed vector lines.
  * Then checks: every fired vector was registered, and its TMR-observed
  * trigger matched the registered one (edge: level=0, level: level=count);
  * each failure prints "probe: irq check failed vec=0x.. ...".

@@ -1,4 +1,4 @@
-/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, PCI listing, virtio-rng run, irq table, exit. */
+/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, PCI listing, virtio-rng and virtio-blk runs, irq table, exit. */
 #include <stdint.h>
 
 #include "cmdline.h"
@@ -8,8 +8,11 @@
 #include "idt.h"
 #include "irq.h"
 #include "lapic.h"
+#include "lib.h"
+#include "mem.h"
 #include "pci.h"
 #include "start_info.h"
+#include "virtio_blk.h"
 #include "virtio_rng.h"
 
 #define RNG_DEFAULT_KIB 64
@@ -45,36 +48,84 @@ static void dump_e820(const struct hvm_start_info *si)
                 e[i].type);
 }
 
-/* First usable virtio-rng function found by pci_enumerate(), or NULL. */
-static struct pci_dev *find_rng(int ndevs)
+/* First usable function found by pci_enumerate() that `match` accepts, or NULL. */
+static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d))
 {
     int i;
 
     for (i = 0; i < ndevs; i++)
-        if (virtio_rng_match(pci_get(i)) && pci_get(i)->usable)
+        if (match(pci_get(i)) && pci_get(i)->usable)
             return pci_get(i);
     return NULL;
 }
 
 /*
- * PCI listing, the virtio-rng workload if a device is present, and the
- * interrupt table. Returns 0 if every check passed, else an exit status.
+ * PCI listing, the virtio-rng workload if a device is present, the
+ * virtio-blk workloads if asked for (blk, non-NULL), and the interrupt
+ * table. Returns 0 if every check passed, else an exit status.
  */
-static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode)
+static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
+                       const struct blk_args *blk)
 {
-    const char *mode = "none";
-    struct pci_dev *rng = find_rng(pci_enumerate());
-    int rc = 0, irc;
+    const char *mode = "none", *bmode = "none";
+    int ndevs = pci_enumerate(), rc = 0, irc;
+    struct pci_dev *rng = find_dev(ndevs, virtio_rng_match);
+    struct pci_dev *bd = blk ? find_dev(ndevs, virtio_blk_match) : NULL;
 
+    if ((rng || bd) && lapic_init())
+        rc = PROBE_EXIT_LAPIC;
     if (!rng)
         console_puts("probe: no virtio-rng device\n");
-    else if (lapic_init())
-        rc = PROBE_EXIT_LAPIC;
-    else
+    else if (!rc)
         rc = virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+    if (blk && !bd) {
+        console_puts("probe: no virtio-blk device\n");
+        if (!rc)
+            rc = PROBE_EXIT_NO_BLK;
+    } else if (bd && !rc) {
+        rc = virtio_blk_run(bd, blk, irq_mode, &bmode);
+        if (!rng)
+            mode = bmode;   /* the global summary names the first driven device */
+    }
     irq_disable();
     irc = irq_report(mode);
     return rc ? rc : irc;
+}
+
+/* blk=, blkkb=, blkops=, qd=, seed=, blkid. Returns true if the disk is to
+ * be driven (a blk= or blkid token); exits 2 on a bad value. */
+static bool parse_blk_args(const char *cmdline, struct blk_args *a)
+{
+    const char *val;
+    size_t len;
+
+    memset(a, 0, sizeof(*a));
+    a->kib = BLK_DEFAULT_KIB;
+    a->ops = BLK_DEFAULT_OPS;
+    a->qd = 1;
+    a->seed = 1;
+    a->get_id = cmdline_has(cmdline, "blkid");
+    if ((val = cmdline_get(cmdline, "blk", &len)) && blk_parse_workloads(val, len, a)) {
+        console_puts("probe: bad blk value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (cmdline_get_uint(cmdline, "blkkb", BLK_MAX_KIB, &a->kib) < 0 || a->kib == 0) {
+        console_puts("probe: bad blkkb value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (cmdline_get_uint(cmdline, "blkops", BLK_MAX_OPS, &a->ops) < 0) {
+        console_puts("probe: bad blkops value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (cmdline_get_uint(cmdline, "qd", BLK_MAX_QD, &a->qd) < 0 || a->qd == 0) {
+        console_puts("probe: bad qd value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (cmdline_get_uint(cmdline, "seed", BLK_MAX_SEED, &a->seed) < 0) {
+        console_puts("probe: bad seed value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    return val || a->get_id;
 }
 
 /*
@@ -86,6 +137,8 @@ void probe_main(const struct hvm_start_info *si)
     const char *cmdline = boot_cmdline(si);
     unsigned long code = 0, rng_kib = RNG_DEFAULT_KIB;
     enum virtio_irq_mode irq_mode = VIRTIO_IRQ_AUTO;
+    struct blk_args blk;
+    bool want_blk;
     const char *val;
     size_t len;
     int rc;
@@ -115,10 +168,12 @@ void probe_main(const struct hvm_start_info *si)
         console_puts("probe: bad irq value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
+    want_blk = parse_blk_args(cmdline, &blk);
+    mem_init(si);
 
     if (cmdline_has(cmdline, "fault"))     /* test hook: #PF above the mapped 4 GiB */
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
 
-    rc = run_devices(rng_kib, irq_mode);
+    rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL);
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

@@ -22,6 +22,7 @@
 #define CC_MSIX_CONFIG  0x10
 #define CC_NUM_QUEUES   0x12
 #define CC_STATUS       0x14
+#define CC_CFG_GEN      0x15
 #define CC_Q_SELECT     0x16
 #define CC_Q_SIZE       0x18
 #define CC_Q_MSIX       0x1a
@@ -46,7 +47,10 @@
 /* Results of one start attempt besides 0. */
 #define TRY_REFUSED (-1)    /* interrupt mode not accepted: try the next one */
 
-static struct virtq_mem vq_mem[VIRTIO_MAX_QUEUES] __noinit;
+#define CFG_GEN_TRIES   100
+
+static struct virtq_mem ring_pool[VIRTIO_RING_POOL] __noinit;
+static unsigned int ring_pool_used;
 
 static const char *const mode_names[] = {
     [VIRTIO_IRQ_AUTO] = "auto",
@@ -114,6 +118,7 @@ static int find_caps(struct virtio_pci *vp)
             vp->isr = addr;
         } else if (type == CAP_DEVICE && !vp->device) {
             vp->device = addr;
+            vp->device_len = len;
         }
     }
     if (!vp->common || !vp->notify || !vp->isr) {
@@ -147,6 +152,54 @@ void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq)
 {
     (void)vp;
     mmio_write16(vq->notify_addr, vq->index);
+}
+
+uint64_t virtio_pci_offered(const struct virtio_pci *vp)
+{
+    uint64_t dev;
+
+    mmio_write32(vp->common + CC_DFSELECT, 0);
+    dev = mmio_read32(vp->common + CC_DF);
+    mmio_write32(vp->common + CC_DFSELECT, 1);
+    return dev | (uint64_t)mmio_read32(vp->common + CC_DF) << 32;
+}
+
+static bool cfg_ok(const struct virtio_pci *vp, uint32_t off, uint32_t size)
+{
+    return vp->device && (uint64_t)off + size <= vp->device_len;
+}
+
+uint8_t virtio_pci_cfg8(const struct virtio_pci *vp, uint32_t off)
+{
+    return cfg_ok(vp, off, 1) ? mmio_read8(vp->device + off) : 0;
+}
+
+uint16_t virtio_pci_cfg16(const struct virtio_pci *vp, uint32_t off)
+{
+    return cfg_ok(vp, off, 2) ? mmio_read16(vp->device + off) : 0;
+}
+
+uint32_t virtio_pci_cfg32(const struct virtio_pci *vp, uint32_t off)
+{
+    return cfg_ok(vp, off, 4) ? mmio_read32(vp->device + off) : 0;
+}
+
+uint64_t virtio_pci_cfg64(const struct virtio_pci *vp, uint32_t off)
+{
+    uint64_t v = 0;
+    unsigned int i;
+    uint8_t gen;
+
+    if (!cfg_ok(vp, off, 8))
+        return 0;
+    for (i = 0; i < CFG_GEN_TRIES; i++) {
+        gen = mmio_read8(vp->common + CC_CFG_GEN);
+        v = mmio_read32(vp->device + off);
+        v |= (uint64_t)mmio_read32(vp->device + off + 4) << 32;
+        if (mmio_read8(vp->common + CC_CFG_GEN) == gen)
+            break;
+    }
+    return v;
 }
 
 /* ---- interrupt handlers (interrupt context) ---- */
@@ -225,6 +278,7 @@ static int alloc_vector(struct virtio_pci *vp)
         return -1;
     /* Reserve it right away so the next allocation differs. */
     irq_register((uint8_t)v, 0, 0, IRQ_EDGE, 0, "reserved");
+    irq_set_owner((uint8_t)v, vp->pci->name);
     vp->vectors[vp->nvectors++] = (uint8_t)v;
     return v;
 }
@@ -311,12 +365,8 @@ static bool set_msix_vector(const struct virtio_pci *vp, uint32_t reg, uint16_t 
 
 static int negotiate(struct virtio_pci *vp, uint64_t want)
 {
-    uint64_t dev;
+    uint64_t dev = virtio_pci_offered(vp);
 
-    mmio_write32(vp->common + CC_DFSELECT, 0);
-    dev = mmio_read32(vp->common + CC_DF);
-    mmio_write32(vp->common + CC_DFSELECT, 1);
-    dev |= (uint64_t)mmio_read32(vp->common + CC_DF) << 32;
     vp->features = dev & (want | VIRTIO_F_VERSION_1);
     if (!(vp->features & VIRTIO_F_VERSION_1)) {
         cprintf("probe: virtio %s lacks VIRTIO_F_VERSION_1 (features 0x%lx)\n",
@@ -357,9 +407,16 @@ static int setup_queue(struct virtio_pci *vp, unsigned int q, enum virtio_irq_mo
         cprintf("probe: virtio %s queue %u unavailable\n", vp->pci->name, q);
         return PROBE_EXIT_VIRTIO;
     }
+    if (!vp->ring[q]) {
+        if (ring_pool_used == VIRTIO_RING_POOL) {
+            cprintf("probe: virtio %s out of ring memory (queue %u)\n", vp->pci->name, q);
+            return PROBE_EXIT_VIRTIO;
+        }
+        vp->ring[q] = &ring_pool[ring_pool_used++];
+    }
     size = pow2_floor(max < VIRTQ_MAX_SIZE ? max : VIRTQ_MAX_SIZE);
     mmio_write16(c + CC_Q_SIZE, size);
-    virtq_init(vq, &vq_mem[q], (uint16_t)q, size);
+    virtq_init(vq, vp->ring[q], (uint16_t)q, size);
     if (m == VIRTIO_IRQ_MSIX || m == VIRTIO_IRQ_MSIX_SHARED) {
         uint16_t entry = m == VIRTIO_IRQ_MSIX ? (uint16_t)(1 + q) : 1;
 
@@ -415,21 +472,29 @@ static int try_start(struct virtio_pci *vp, enum virtio_irq_mode m, uint64_t fea
     return 0;
 }
 
-int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features,
-                     unsigned int nvqs, enum virtio_irq_mode want)
+int virtio_pci_open(struct virtio_pci *vp, struct pci_dev *d)
+{
+    memset(vp, 0, sizeof(*vp));
+    vp->pci = d;
+    vp->type = virtio_pci_type(d);
+    if (find_caps(vp))
+        return PROBE_EXIT_VIRTIO;
+    pci_command(d, PCI_CMD_MEM | PCI_CMD_MASTER, 0);
+    return 0;
+}
+
+int virtio_pci_setup(struct virtio_pci *vp, uint64_t features, unsigned int nvqs,
+                     enum virtio_irq_mode want)
 {
     static const enum virtio_irq_mode order[] = {
         VIRTIO_IRQ_MSIX, VIRTIO_IRQ_MSIX_SHARED, VIRTIO_IRQ_MSI, VIRTIO_IRQ_INTX,
     };
+    struct pci_dev *d = vp->pci;
     unsigned int i;
 
-    memset(vp, 0, sizeof(*vp));
-    vp->pci = d;
-    vp->type = virtio_pci_type(d);
     vp->nvqs = nvqs;
-    if (nvqs == 0 || nvqs > VIRTIO_MAX_QUEUES || find_caps(vp))
+    if (nvqs == 0 || nvqs > VIRTIO_MAX_QUEUES)
         return PROBE_EXIT_VIRTIO;
-    pci_command(d, PCI_CMD_MEM | PCI_CMD_MASTER, 0);
 
     for (i = 0; i < ARRAY_SIZE(order); i++) {
         enum virtio_irq_mode m = want == VIRTIO_IRQ_AUTO ? order[i] : want;
@@ -443,6 +508,7 @@ int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features
         rc = try_start(vp, m, features);
         if (rc == 0) {
             vp->mode = m;
+            irq_device(d->name, virtio_irq_mode_name(m));
             cprintf("probe: virtio %s type %d irq=%s queues=%u size=%u features=0x%lx\n",
                     d->name, vp->type, virtio_irq_mode_name(m), nvqs, vp->vq[0].size,
                     (unsigned long)vp->features);
@@ -463,4 +529,12 @@ int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features
     }
     cprintf("probe: virtio %s no usable irq mode\n", d->name);
     return PROBE_EXIT_VIRTIO;
+}
+
+int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features,
+                     unsigned int nvqs, enum virtio_irq_mode want)
+{
+    int rc = virtio_pci_open(vp, d);
+
+    return rc ? rc : virtio_pci_setup(vp, features, nvqs, want);
 }

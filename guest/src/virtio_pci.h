@@ -10,8 +10,9 @@
 #include "virtq.h"
 
 #define VIRTIO_PCI_VENDOR   0x1af4
-#define VIRTIO_MAX_QUEUES   4
+#define VIRTIO_MAX_QUEUES   8       /* per device (msivm virtio-blk offers up to 8) */
 #define VIRTIO_F_VERSION_1  (1ull << 32)
+#define VIRTIO_RING_POOL    (VIRTIO_MAX_QUEUES + 2)  /* queues of all devices together */
 
 enum virtio_irq_mode {
     VIRTIO_IRQ_AUTO,            /* pick like Linux virtio_pci, see below */
@@ -25,11 +26,12 @@ struct virtio_pci {
     struct pci_dev *pci;
     int type;                           /* virtio device type (4 = rng) */
     uintptr_t common, notify, isr, device;  /* mapped structures (device may be 0) */
-    uint32_t notify_len, notify_mult;
+    uint32_t notify_len, notify_mult, device_len;
     uint64_t features;                  /* negotiated */
     enum virtio_irq_mode mode;          /* mode in use after a successful start */
     unsigned int nvqs;
     struct virtq vq[VIRTIO_MAX_QUEUES];
+    struct virtq_mem *ring[VIRTIO_MAX_QUEUES]; /* from a static pool, kept across retries */
     uint8_t vectors[VIRTIO_MAX_QUEUES + 1]; /* IDT vectors registered for the mode */
     unsigned int nvectors;
     unsigned int msix_entries;          /* MSI-X table entries in use */
@@ -49,12 +51,31 @@ int virtio_irq_mode_parse(const char *s, size_t len, enum virtio_irq_mode *out);
 int virtio_pci_type(const struct pci_dev *d);
 
 /*
- * Bring up d (must be usable, LAPIC initialised) with `nvqs` queues and the
- * driver features `features` (VIRTIO_F_VERSION_1 is always requested, and
- * required): reset, ACKNOWLEDGE, DRIVER, feature negotiation, FEATURES_OK
- * (checked), interrupt setup, queues (size = min(device max, 256), ring
- * memory is static: one started device at a time), DRIVER_OK. Enables
- * memory decode and bus mastering.
+ * Prepare d (must be usable) for driving: clear *vp, find and map the
+ * common/notify/ISR/device capabilities (the first of each type, as Linux
+ * does), enable memory decode and bus mastering. The device is not reset;
+ * its offered features and device configuration can be read afterwards.
+ * Returns 0, or PROBE_EXIT_VIRTIO after "probe: virtio <bdf> missing ...".
+ */
+int virtio_pci_open(struct virtio_pci *vp, struct pci_dev *d);
+
+/* Features the device offers (64 bits, device_feature_select 0 and 1). */
+uint64_t virtio_pci_offered(const struct virtio_pci *vp);
+
+/* Device-specific configuration reads at byte offset `off` (natural widths;
+ * 0 when there is no device capability or `off` lies beyond it). The 64-bit
+ * read is two 32-bit reads retried until config_generation is stable. */
+uint8_t virtio_pci_cfg8(const struct virtio_pci *vp, uint32_t off);
+uint16_t virtio_pci_cfg16(const struct virtio_pci *vp, uint32_t off);
+uint32_t virtio_pci_cfg32(const struct virtio_pci *vp, uint32_t off);
+uint64_t virtio_pci_cfg64(const struct virtio_pci *vp, uint32_t off);
+
+/*
+ * Bring up the opened device with `nvqs` queues and the driver features
+ * `features` (VIRTIO_F_VERSION_1 is always requested, and required): reset,
+ * ACKNOWLEDGE, DRIVER, feature negotiation, FEATURES_OK (checked), interrupt
+ * setup, queues (size = min(device max, 256), ring memory from a static
+ * pool of VIRTIO_RING_POOL queues shared by all devices), DRIVER_OK.
  *
  * Interrupt mode: `want` forces one; VIRTIO_IRQ_AUTO tries, in order, msix
  * (table >= nvqs + 1 entries), msix-shared (>= 2 entries), msi (MSI cap),
@@ -62,11 +83,17 @@ int virtio_pci_type(const struct pci_dev *d);
  * MSI-X vector the device refuses (reads back 0xFFFF) falls back to the next
  * one after a reset. MSI-X: entry 0 = config, entry 1 + q = queue q (shared:
  * entry 1 = all queues); msi/intx: one vector whose handler reads the ISR.
+ * The vectors are owned by the device's name in the interrupt table
+ * (irq_set_owner), and the device is listed for the per-device summary.
  * Prints "probe: virtio <bdf> type T irq=<mode> queues=N size=S features=0x.."
  * on success. Returns 0, PROBE_EXIT_IRQ_MODE after "probe: irq mode X
  * unavailable" (forced mode impossible), or PROBE_EXIT_VIRTIO after
  * "probe: virtio <bdf> <reason>".
  */
+int virtio_pci_setup(struct virtio_pci *vp, uint64_t features, unsigned int nvqs,
+                     enum virtio_irq_mode want);
+
+/* virtio_pci_open(vp, d), then virtio_pci_setup(vp, features, nvqs, want). */
 int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features,
                      unsigned int nvqs, enum virtio_irq_mode want);
 

@@ -2,6 +2,7 @@
 #include "virtio_rng.h"
 #include "console.h"
 #include "irq.h"
+#include "lab.h"
 #include "lib.h"
 #include "wait.h"
 
@@ -63,6 +64,7 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
     struct virtq *vq = &vp->vq[0];
     uint64_t want_bytes = (uint64_t)kib * 1024, total = 0, seen[4] = { 0, 0, 0, 0 };
     unsigned int requests = 0, empty = 0, distinct;
+    uint64_t t0, t1, excluded = 0;
     int rc;
 
     *mode = "none";
@@ -71,6 +73,8 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         return rc;
     *mode = virtio_irq_mode_name(vp->mode);
 
+    lab_marker(LAB_MARK_BEGIN);
+    t0 = rdtsc();
     while (total < want_bytes) {
         uint32_t id, len;
 
@@ -88,6 +92,7 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
             return PROBE_EXIT_RNG_TIMEOUT;
         }
         virtq_pop_used(vq, &id, &len);
+        excluded += lab_ready();
         if (len > RNG_BUF_SIZE) {
             cprintf("probe: rng used length %u > %u\n", len, RNG_BUF_SIZE);
             return PROBE_EXIT_RNG_DATA;
@@ -106,11 +111,15 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         mark_bytes(seen, rng_buf, len);
         total += len;
     }
+    t1 = rdtsc();
+    lab_marker(LAB_MARK_END);
 
     distinct = popcount64(seen[0]) + popcount64(seen[1]) + popcount64(seen[2]) +
                popcount64(seen[3]);
     cprintf("probe: rng read %lu bytes, distinct=%u, requests=%u\n",
             (unsigned long)total, distinct, requests);
+    cprintf("probe: result rng requests=%u bytes=%lu cycles=%lu\n", requests,
+            (unsigned long)total, (unsigned long)(t1 - t0 - excluded));
     cprintf("probe: virtio %s queue_irqs=%u config_irqs=%u isr_empty=%u\n", d->name,
             vq->irqs, vp->config_irqs, vp->isr_empty);
     if (total >= RNG_DISTINCT_BYTES && distinct <= RNG_MIN_DISTINCT) {

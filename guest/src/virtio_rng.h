@@ -22,7 +22,9 @@ bool virtio_rng_match(const struct pci_dev *d);
  * "probe: rng read N bytes, distinct=D, requests=R" and "probe: virtio <bdf>
  * queue_irqs=Q config_irqs=C isr_empty=E" (interrupts that signalled the
  * queue, configuration changes, ISR-mode interrupts with ISR = 0) before
- * the checks. *mode is set to the
+ * the checks, and "probe: result rng requests=R bytes=B cycles=C" (TSC
+ * cycles of the read loop, bracketed by port 0xf8 markers 2 and 3; the first
+ * completion triggers lab_ready). *mode is set to the
  * interrupt mode used ("none" if the device did not start).
  * Returns 0 or a PROBE_EXIT_* status (5, 6, 7, 8, 9).
  */

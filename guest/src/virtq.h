@@ -1,4 +1,4 @@
-/* guest/src/virtq.h - split virtqueue (virtio 1.x, 2.7) in static memory, driver side. */
+/* guest/src/virtq.h - split virtqueue (virtio 1.x, 2.7) in static memory, driver side: descriptor chains from a free list. */
 #ifndef PROBE_VIRTQ_H
 #define PROBE_VIRTQ_H
 
@@ -37,12 +37,21 @@ struct virtq_used {
 };
 
 /* Ring memory of one queue (guest-physical == virtual); 8 KiB, page aligned.
- * Large enough for any size <= VIRTQ_MAX_SIZE. */
+ * Large enough for any size <= VIRTQ_MAX_SIZE. `token` is driver-private
+ * (never shown to the device): the caller's cookie per chain head. */
 struct virtq_mem {
     struct virtq_desc desc[VIRTQ_MAX_SIZE];         /* 16-byte aligned */
     struct virtq_avail avail;                       /* 2-byte aligned */
     struct virtq_used used __attribute__((aligned(4)));
+    uint16_t token[VIRTQ_MAX_SIZE];
 } __attribute__((aligned(4096)));
+
+/* One buffer of a descriptor chain. */
+struct virtq_buf {
+    uint64_t addr;
+    uint32_t len;
+    bool writable;              /* device writes it (VIRTQ_DESC_F_WRITE) */
+};
 
 struct virtq {
     struct virtq_mem *mem;
@@ -50,30 +59,53 @@ struct virtq {
     uint16_t size;              /* negotiated size (power of 2) */
     uint16_t avail_idx;         /* driver's copy of avail.idx */
     uint16_t last_used;         /* next used.idx entry to consume */
-    uint16_t in_flight;         /* buffers posted and not yet consumed */
-    uint16_t next_desc;         /* descriptors are handed out round robin */
+    uint16_t in_flight;         /* chains posted and not yet consumed */
+    uint16_t free_head;         /* free descriptors, linked through .next */
+    uint16_t num_free;
     uintptr_t notify_addr;      /* where to write `index` to kick */
     volatile uint32_t irqs;     /* interrupts that signalled this queue */
     volatile bool signalled;    /* set by the interrupt handler */
 };
 
-/* Zero ring memory `mem` and bind vq to it for device queue `index` of `size`
- * (1..VIRTQ_MAX_SIZE). */
+/* Zero ring memory `mem` (the part a queue of `size` uses), link all
+ * descriptors into the free list and bind vq to it for device queue `index`
+ * of `size` (1..VIRTQ_MAX_SIZE). */
 void virtq_init(struct virtq *vq, struct virtq_mem *mem, uint16_t index, uint16_t size);
 
 /*
- * Post one buffer (single descriptor, device-writable if `writable`) and
- * publish it in the avail ring. The caller kicks the device afterwards.
- * Returns the descriptor id, or -1 if all descriptors are in flight.
+ * Post one chain of n >= 1 buffers (descriptors taken from the free list,
+ * linked with VIRTQ_DESC_F_NEXT; spec 2.7.13: device-readable buffers must
+ * come before device-writable ones) and publish its head in the avail ring.
+ * `token` is remembered for the head (virtq_token). The caller kicks the
+ * device afterwards. Returns the head descriptor id, or -1 if fewer than n
+ * descriptors are free.
  */
+int virtq_add_chain(struct virtq *vq, const struct virtq_buf *bufs, unsigned int n,
+                    uint16_t token);
+
+/* One-descriptor chain (token 0). Same return value as virtq_add_chain. */
 int virtq_add_buf(struct virtq *vq, uint64_t addr, uint32_t len, bool writable);
+
+/* Free descriptors. */
+static inline unsigned int virtq_num_free(const struct virtq *vq)
+{
+    return vq->num_free;
+}
 
 /* True if the device has returned a buffer not yet consumed (reads used.idx). */
 bool virtq_has_used(const struct virtq *vq);
 
-/* Consume the next used element: its descriptor id and written length.
+/* Consume the next used element: its head descriptor id and written length;
+ * the chain's descriptors go back to the free list (unless the device
+ * returned an id >= size, which the caller must treat as a device error).
  * Returns false if there is none. */
 bool virtq_pop_used(struct virtq *vq, uint32_t *id, uint32_t *len);
+
+/* Token given to virtq_add_chain for head `id` (id < size). */
+static inline uint16_t virtq_token(const struct virtq *vq, uint32_t id)
+{
+    return vq->mem->token[id];
+}
 
 /* Physical addresses of the three parts, for the device's queue registers. */
 uint64_t virtq_desc_addr(const struct virtq *vq);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# End-to-end: a short `msivm lab` run; the figures must agree with the interrupt mechanics.
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+lab="$TMP/lab"
+timeout 300 "$MSIVM" lab --runs 1 --experiments boot,rng --modes msix,msix-shared,msi,intx \
+	--probe "$PROBE" --out "$lab" >"$TMP/out" 2>"$TMP/err"
+status=$?
+out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+expect "msivm lab finishes and prints the table for all four modes" 0 'throughput \(MiB/s\) +msivm +intx'
+
+R="$lab/report.json"
+# fig EXP MODE KEY: the mean of a figure for msivm.
+fig() {
+	jq -r --arg e "$1" --arg m "$2" --arg k "$3" \
+		'.experiments[] | select(.name==$e) | .configs[] | select(.vmm=="msivm" and .mode==$m) | .summary[$k].mean // "none"' "$R"
+}
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "none" && a + 0 >= b + 0) }'; }
+eq0() { [ "$1" != none ] && awk -v a="$1" 'BEGIN { exit !(a + 0 == 0) }'; }
+
+if ge "$(fig rng intx isr_reads_per_req)" 0.5; then
+	pass "intx: every request costs an ISR read (an exit): $(fig rng intx isr_reads_per_req) per request"
+else
+	fail "intx: ISR reads per request = $(fig rng intx isr_reads_per_req)"
+fi
+# Under plain MSI the probe enables one message for config and queues and
+# reads ISR to tell them apart, so only the MSI-X modes are ISR-free.
+for m in msix msix-shared msi; do
+	if [ "$m" != msi ]; then
+		if eq0 "$(fig rng $m isr_reads_per_req)"; then
+			pass "$m: no ISR read in the workload"
+		else
+			fail "$m: ISR reads per request = $(fig rng $m isr_reads_per_req)"
+		fi
+	fi
+	if eq0 "$(fig rng $m level_irqs)"; then
+		pass "$m: no level-triggered interrupt"
+	else
+		fail "$m: level-triggered interrupts = $(fig rng $m level_irqs)"
+	fi
+done
+if ge "$(fig rng intx level_irqs)" 1; then
+	pass "intx: the interrupts are level-triggered ($(fig rng intx level_irqs))"
+else
+	fail "intx: level-triggered interrupts = $(fig rng intx level_irqs)"
+fi
+if ge "$(fig boot msix ready_ms)" 0.001; then
+	pass "boot to ready is measured ($(fig boot msix ready_ms) ms in msix mode)"
+else
+	fail "boot to ready missing"
+fi
+runs=$(jq '[.experiments[].configs[].runs | length] | add' "$R")
+cons=$(jq '[.experiments[].configs[].runs[] | select(.console | test("probe: result"))] | length' "$R")
+if [ "$runs" = 8 ] && [ "$cons" = 8 ]; then
+	pass "report.json holds every raw run with its console and figures ($runs runs)"
+else
+	fail "report.json runs=$runs with results=$cons"
+fi
+if command -v rsvg-convert >/dev/null; then
+	ok=1
+	for svg in "$lab"/rng-*.svg "$lab"/boot-*.svg; do
+		rsvg-convert "$svg" -o "$TMP/chart.png" 2>/dev/null && [ -s "$TMP/chart.png" ] || ok=0
+	done
+	n=$(ls "$lab"/*.svg | wc -l)
+	[ "$ok" = 1 ] && [ "$n" -ge 9 ] && pass "$n SVG charts render" || fail "SVG charts ($n) do not all render"
+fi
+
+run lab --runs 0
+expect "lab: --runs 0 is refused" 125 '' "bad --runs"
+run lab --experiments nosuch
+expect "lab: an unknown experiment is refused" 125 '' "unknown experiment"
+run lab --vs vmware
+expect "lab: --vs takes only qemu" 125 '' "--vs takes 'qemu'"
+finish
