@@ -21,12 +21,14 @@ static const struct lab_metric_def boot_metrics[] = {
 	{ "level_irqs", "level-triggered interrupts", "", false, false },               \
 	{ "exits_per_req", "VM exits per request", "", false, true },                   \
 	{ "isr_reads_per_req", "ISR reads per request", "", false, true },              \
-	{ "cpu_us_per_req", "host CPU per request", "us", false, false }
+	{ "cpu_us_per_req", "host CPU per request, whole run", "us", false, false },     \
+	{ "work_cpu_us_per_req", "host CPU per request, workload only", "us", false, true }
 
 static const struct lab_metric_def rng_metrics[] = { IO_METRICS("mib_s", "throughput", "MiB/s") };
 
 static const struct lab_metric_def blk_metrics[] = {
 	IO_METRICS("iops", "IOPS", ""),
+	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "", true, false },
 	{ "mib_s", "throughput", "MiB/s", true, false },
 	{ "lat_avg_us", "request latency, mean", "us", false, false },
 	{ "lat_p99_us", "request latency, p99", "us", false, false },
@@ -176,6 +178,8 @@ void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw 
 			isr = device_sum(root, "isr_reads");
 		}
 		set(exp, v, "exits_per_req", ex / reqs);
+		set(exp, v, "work_cpu_us_per_req", json_num(root, "workload", "cpu_ns") / 1e3 / reqs);
+		set(exp, v, "iops_per_cpu_s", reqs / (raw->cpu_ns / 1e9));
 		set(exp, v, "isr_reads_per_req", isr / reqs);
 	}
 	set(exp, v, "level_irqs", guest_irq_value(raw->console, "level"));

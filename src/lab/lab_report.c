@@ -60,7 +60,7 @@ static void print_table(FILE *out, const struct lab_options *o,
 	for (unsigned e = 0; e < o->nexps; e++) {
 		const struct lab_experiment *x = o->exps[e];
 		fprintf(out, "\n%s (%u runs each)\n", x->title, o->runs);
-		fprintf(out, "  %-30s %-6s %-12s %10s %10s %10s %10s %9s%s\n", "metric", "vmm", "mode",
+		fprintf(out, "  %-42s %-6s %-12s %10s %10s %10s %10s %9s%s\n", "metric", "vmm", "mode",
 			"mean", "median", "min", "max", "vs intx", o->vs_qemu ? "  msivm/qemu" : "");
 		for (unsigned k = 0; k < x->nmetrics; k++) {
 			const struct lab_metric_def *md = &x->metrics[k];
@@ -78,7 +78,7 @@ static void print_table(FILE *out, const struct lab_options *o,
 					const struct lab_cell *c = &cells[e][vmm][m];
 					const char *mode = irq_mode_name((enum irq_mode)m);
 					if (c->skipped) {
-						fprintf(out, "  %-30s %-6s %-12s skipped: %s\n", label,
+						fprintf(out, "  %-42s %-6s %-12s skipped: %s\n", label,
 							vmm ? "qemu" : "msivm", mode, c->skip_reason);
 						continue;
 					}
@@ -92,10 +92,10 @@ static void print_table(FILE *out, const struct lab_options *o,
 					}
 					unsigned f = failed_runs(c, (enum lab_vmm)vmm);
 					if (!s.n)
-						fprintf(out, "  %-30s %-6s %-12s %10s%s\n", label, vmm ? "qemu" : "msivm",
+						fprintf(out, "  %-42s %-6s %-12s %10s%s\n", label, vmm ? "qemu" : "msivm",
 							mode, "n/a", f ? "  (runs failed)" : "");
 					else
-						fprintf(out, "  %-30s %-6s %-12s %10.3g %10.3g %10.3g %10.3g %9s%s%s\n",
+						fprintf(out, "  %-42s %-6s %-12s %10.3g %10.3g %10.3g %10.3g %9s%s%s\n",
 							label, vmm ? "qemu" : "msivm", mode, s.mean, s.median,
 							s.min, s.max, chg, ratio, f ? "  (some runs failed)" : "");
 				}

@@ -151,6 +151,15 @@ static void debug_exit_stop(void *opaque, int status)
 	vm_request_stop(opaque, VM_END_GUEST_EXIT, status);
 }
 
+static uint64_t thread_cpu_ns(pthread_t t)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (pthread_getcpuclockid(t, &cid) || clock_gettime(cid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Marker hook: counters at the start and end of the probe's timed workload. */
 static void on_mark(void *opaque, unsigned id)
 {
@@ -165,6 +174,9 @@ static void on_mark(void *opaque, unsigned id)
 		s.msivm_mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
 	}
 	s.kvm_exits = kvm_stats_get(&st, "exits");
+	s.cpu_ns = thread_cpu_ns(vm->io_thread);
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		s.cpu_ns += thread_cpu_ns(vm->vcpus[i].thread);
 	for (uint32_t i = 0; i < vm->nrngs; i++)
 		s.isr_reads += __atomic_load_n(&vm->rngs[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < vm->nblks; i++)
@@ -281,6 +293,7 @@ void vm_destroy(struct vm *vm)
 
 int vm_run(struct vm *vm, struct error *err)
 {
+	vm->io_thread = pthread_self();
 	int pret = cpu_policy_apply_thread(&vm->cfg.cpu, -1, err);
 	if (pret) {
 		vm_request_stop(vm, VM_END_ERROR, 0);

@@ -12,6 +12,7 @@
 #include "devices/lab_marker.h"
 #include "devices/uart8250.h"
 #include "devices/virtio_blk.h"
+#include "devices/virtio_console.h"
 #include "devices/virtio_rng.h"
 #include "irq/gsi_routes.h"
 #include "pci/pci_host.h"
@@ -24,13 +25,14 @@ struct vcpu;
 
 #define VM_MAX_DEVICES 8
 
-enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK };
+enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE };
 
 /* One --rng/--disk/... option as parsed by main. */
 struct vm_device_spec {
 	enum vm_device_type type;
 	struct virtio_pci_config irq;
 	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
+	struct virtio_console_opts console; /* VM_DEV_CONSOLE: output and input files */
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 };
 
@@ -71,6 +73,7 @@ struct vm {
 	struct evloop_handler stop_handler, signal_handler;
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
+	pthread_t io_thread;       /* the thread running vm_run's event loop */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when vm_create began */
 	int64_t tsc_offset;        /* guest TSC - host TSC (vCPU 0), for latency stamps */
 	_Atomic int end;           /* enum vm_end */
@@ -84,6 +87,7 @@ struct vm {
 	/* Counters at the last workload start (marker 2) and end (marker 3). */
 	struct vm_snapshot {
 		uint64_t kvm_exits, msivm_io, msivm_mmio, isr_reads;
+		uint64_t cpu_ns;           /* CPU time of the vCPU threads and the I/O thread */
 		bool taken;
 	} work_start, work_end;
 
@@ -95,6 +99,8 @@ struct vm {
 	uint32_t nrngs;
 	struct virtio_blk *blks[VM_MAX_DEVICES];
 	uint32_t nblks;
+	struct virtio_console *consoles[VM_MAX_DEVICES];
+	uint32_t nconsoles;
 };
 
 /* Blocks SIGINT/SIGTERM in the calling thread (so every thread created after

@@ -35,10 +35,13 @@ static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size
 		snprintf(buf, len, "-");
 }
 
-/* Device i's transport: rngs first, then disks. */
+/* Device i's transport: rngs first, then disks, then consoles. */
 static struct virtio_pci *transport(struct vm *vm, uint32_t i)
 {
-	return i < vm->nrngs ? &vm->rngs[i]->pci : &vm->blks[i - vm->nrngs]->pci;
+	if (i < vm->nrngs)
+		return &vm->rngs[i]->pci;
+	i -= vm->nrngs;
+	return i < vm->nblks ? &vm->blks[i]->pci : &vm->consoles[i - vm->nblks]->pci;
 }
 
 static const char *const blk_stat_names[VBLK_NSTATS] = {
@@ -67,7 +70,7 @@ void vm_stats_print(struct vm *vm, FILE *out)
 	fprintf(out, "interrupts (msivm's view):\n");
 	fprintf(out, "  %-6s %-11s %-8s %-12s %10s %8s %9s %8s\n", "device", "mode", "source",
 		"use", "delivered", "pended", "replayed", "dropped");
-	for (uint32_t d = 0; d < vm->nrngs + vm->nblks; d++) {
+	for (uint32_t d = 0; d < vm->nrngs + vm->nblks + vm->nconsoles; d++) {
 		struct virtio_pci *t = transport(vm, d);
 		const char *mode = irq_mode_name(t->cfg.mode);
 		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
@@ -109,6 +112,16 @@ void vm_stats_print(struct vm *vm, FILE *out)
 	}
 	for (uint32_t d = 0; d < vm->nblks; d++)
 		print_blk(vm->blks[d], out);
+	for (uint32_t d = 0; d < vm->nconsoles; d++) {
+		const struct virtio_console_stats *cs = &vm->consoles[d]->stats;
+		const struct vpci_irq_stats *s = &vm->consoles[d]->pci.stats;
+		fprintf(out, "  %s: %" PRIu64 " bytes out in %" PRIu64 " buffers (%" PRIu64 " dropped), %"
+			PRIu64 " bytes in in %" PRIu64 " buffers; %" PRIu64 " kicks (%" PRIu64
+			" by MMIO exit), %" PRIu64 " ISR reads, %" PRIu64
+			" interrupts suppressed by the driver\n", vm->consoles[d]->name, cs->bytes_out,
+			cs->chains_out, cs->bytes_dropped, cs->bytes_in, cs->chains_in, s->kicks,
+			s->kicks_mmio, s->isr_reads, s->suppressed);
+	}
 	fprintf(out, "GSI route commits: %" PRIu64 " (unchanged updates skipped: %" PRIu64 ")\n",
 		vm->routes.commits, vm->routes.unchanged);
 }
@@ -167,6 +180,24 @@ static json_t *blk_json(struct virtio_blk *b)
 	return dj;
 }
 
+static json_t *console_json(struct virtio_console *c)
+{
+	json_t *dj = device_json(&c->pci);
+	const struct virtio_console_stats *cs = &c->stats;
+	const struct vpci_irq_stats *s = &c->pci.stats;
+	json_object_set_new(dj, "type", json_string("console"));
+	json_object_set_new(dj, "bytes", json_integer((json_int_t)(cs->bytes_out + cs->bytes_in)));
+	json_object_set_new(dj, "bytes_out", json_integer((json_int_t)cs->bytes_out));
+	json_object_set_new(dj, "bytes_dropped", json_integer((json_int_t)cs->bytes_dropped));
+	json_object_set_new(dj, "buffers_out", json_integer((json_int_t)cs->chains_out));
+	json_object_set_new(dj, "bytes_in", json_integer((json_int_t)cs->bytes_in));
+	json_object_set_new(dj, "buffers_in", json_integer((json_int_t)cs->chains_in));
+	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
+	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
+	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
+	return dj;
+}
+
 int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
@@ -188,6 +219,8 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 	}
 	for (uint32_t d = 0; d < vm->nblks; d++)
 		json_array_append_new(devs, blk_json(vm->blks[d]));
+	for (uint32_t d = 0; d < vm->nconsoles; d++)
+		json_array_append_new(devs, console_json(vm->consoles[d]));
 	struct kvm_stats st;
 	collect_exits(vm, &st);
 	for (uint32_t i = 0; i < st.n; i++)
@@ -217,7 +250,8 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 	json_object_set_new(root, "markers", markers);
 	if (vm->work_start.taken && vm->work_end.taken) {
 		const struct vm_snapshot *a = &vm->work_start, *b = &vm->work_end;
-		json_object_set_new(root, "workload", json_pack("{s:I,s:I,s:I,s:I}",
+		json_object_set_new(root, "workload", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+				    "cpu_ns", (json_int_t)(b->cpu_ns - a->cpu_ns),
 				    "exits", (json_int_t)(b->kvm_exits - a->kvm_exits),
 				    "msivm_io", (json_int_t)(b->msivm_io - a->msivm_io),
 				    "msivm_mmio", (json_int_t)(b->msivm_mmio - a->msivm_mmio),
