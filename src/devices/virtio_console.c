@@ -1,0 +1,328 @@
+/* virtio-console: transmitq kick -> output fd; input fd (event loop) -> staged bytes -> receiveq -> interrupt. */
+#include "devices/virtio_console.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define OUT_STALL_MS 1000   /* a nonblocking output that stays full this long loses the bytes */
+
+/* ---- config space: read-only cols, rows, max_nr_ports ---- */
+
+static void con_config_read(void *opaque, uint32_t off, void *data, uint32_t len)
+{
+	uint8_t cfg[VIRTIO_CONSOLE_CONFIG_SIZE];
+	uint16_t cols = htole16(VIRTIO_CONSOLE_COLS), rows = htole16(VIRTIO_CONSOLE_ROWS);
+	uint32_t ports = htole32(1);
+	memcpy(cfg, &cols, 2);
+	memcpy(cfg + 2, &rows, 2);
+	memcpy(cfg + 4, &ports, 4);
+	memcpy(data, cfg + off, len); /* the transport checked the bounds */
+}
+
+static void con_config_write(void *opaque, uint32_t off, const void *data, uint32_t len)
+{
+	struct virtio_console *c = opaque;
+	log_ratelimited(&c->rl, LOG_WARN, "%s: write of %u bytes to read-only config at 0x%x ignored",
+			c->name, len, off);
+}
+
+/* ---- output ---- */
+
+/* Writes all `len` bytes at `p`, retrying short writes and EINTR, and waiting
+ * up to OUT_STALL_MS for a full nonblocking fd. Returns 0 or -errno; *done
+ * counts the bytes written either way. */
+static int write_all(int fd, const uint8_t *p, uint32_t len, uint32_t *done)
+{
+	*done = 0;
+	while (*done < len) {
+		ssize_t n = write(fd, p + *done, len - *done);
+		if (n > 0) {
+			*done += (uint32_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EIO;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		int r = poll(&pfd, 1, OUT_STALL_MS);
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Writes one guest buffer to the output. A pipe or socket whose reader is
+ * gone must give EPIPE, not kill msivm: SIGPIPE is blocked in this thread
+ * for the write and a SIGPIPE it raised is taken back before the old mask
+ * returns. The first failure is logged; failed bytes are counted as dropped. */
+static void out_write(struct virtio_console *c, const uint8_t *p, uint32_t len)
+{
+	sigset_t pipe_set, old;
+	if (c->out_sigpipe) {
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	}
+	uint32_t done;
+	int ret = write_all(c->io.out_fd, p, len, &done);
+	if (c->out_sigpipe) {
+		if (ret == -EPIPE) {
+			struct timespec zero = { 0, 0 };
+			sigtimedwait(&pipe_set, NULL, &zero);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	c->stats.bytes_out += done;
+	if (!ret)
+		return;
+	c->stats.bytes_dropped += len - done;
+	if (!c->out_failed)
+		log_warn("%s: cannot write console output: %s; output is dropped (logged once)",
+			 c->name, strerror(-ret));
+	c->out_failed = true;
+}
+
+/* transmitq (lock held): every chain's readable buffers go to the output in
+ * order; the chain completes with 0 bytes written. A device-writable buffer
+ * on this queue is a driver error: NEEDS_RESET. */
+static void tx_serve(struct virtio_console *c, struct virtq *q)
+{
+	bool bad = false;
+	int got;
+	do {
+		while ((got = virtq_pop(q, &c->chain)) == 1) {
+			if (c->chain.n_in) {
+				bad = true;
+				break;
+			}
+			for (uint32_t i = 0; i < c->chain.n_out; i++)
+				out_write(c, c->chain.buf[i].host, c->chain.buf[i].len);
+			virtq_push(q, c->chain.head, 0);
+			c->stats.chains_out++;
+		}
+		if (got != 0)
+			break;
+		virtq_set_notify(q, true); /* event idx: kick me for the next chain */
+	} while (virtq_has_work(q));
+	virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_TXQ);
+	if (bad)
+		virtio_pci_set_needs_reset(&c->pci, "device-writable buffer on transmitq");
+}
+
+/* ---- input ---- */
+
+/* Adds in_fd to the event loop or removes it (lock held). */
+static void rx_watch(struct virtio_console *c, bool want)
+{
+	if (want == c->in_watched || !c->loop)
+		return;
+	int ret = want ? evloop_add(c->loop, c->io.in_fd, EPOLLIN, &c->in_handler)
+		       : evloop_del(c->loop, c->io.in_fd);
+	if (ret && want) {
+		log_warn("%s: cannot watch console input: %s; input ends", c->name, strerror(-ret));
+		c->in_eof = true;
+		return;
+	}
+	c->in_watched = want;
+}
+
+/* Reads what in_fd holds into the empty stage. Returns true if bytes were
+ * staged; false with *again set if the fd has nothing now, or with in_eof
+ * set at end of input or on an error (logged). */
+static bool rx_stage_fill(struct virtio_console *c, bool *again)
+{
+	for (;;) {
+		ssize_t n = read(c->io.in_fd, c->rx_stage, sizeof(c->rx_stage));
+		if (n > 0) {
+			c->rx_off = 0;
+			c->rx_len = (uint32_t)n;
+			return true;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			*again = true;
+			return false;
+		}
+		if (n < 0)
+			log_warn("%s: cannot read console input: %s; input ends", c->name,
+				 strerror(errno));
+		else
+			log_info("%s: end of console input", c->name);
+		c->in_eof = true;
+		return false;
+	}
+}
+
+/* Copies staged bytes into the chain's writable buffers; returns how many. */
+static uint32_t rx_copy(struct virtio_console *c)
+{
+	uint32_t done = 0;
+	for (uint32_t i = c->chain.n_out; i < c->chain.n_out + c->chain.n_in && c->rx_len; i++) {
+		uint32_t n = c->chain.buf[i].len < c->rx_len ? c->chain.buf[i].len : c->rx_len;
+		memcpy(c->chain.buf[i].host, c->rx_stage + c->rx_off, n);
+		c->rx_off += n;
+		c->rx_len -= n;
+		done += n;
+	}
+	return done;
+}
+
+/* receiveq (lock held): staged or newly read input fills posted buffers,
+ * one read per buffer. Input is read only while a buffer waits; the fd is
+ * watched only while buffers wait and it has nothing to read, so without
+ * buffers it rests until the guest posts one and kicks. A device-readable
+ * buffer on this queue is a driver error: NEEDS_RESET. */
+static void rx_serve(struct virtio_console *c)
+{
+	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_RXQ);
+	bool again = false, bad = false;
+	while (q) {
+		if (!virtq_has_work(q)) {
+			virtq_set_notify(q, true); /* event idx: kick me for the next buffer */
+			if (!virtq_has_work(q))
+				break;
+		}
+		if (!c->rx_len && (c->io.in_fd < 0 || c->in_eof || !rx_stage_fill(c, &again)))
+			break;
+		if (virtq_pop(q, &c->chain) != 1)
+			break; /* a broken ring: queue_done below asks for a reset */
+		if (c->chain.n_out) {
+			bad = true;
+			break;
+		}
+		uint32_t n = rx_copy(c);
+		virtq_push(q, c->chain.head, n);
+		c->stats.bytes_in += n;
+		c->stats.chains_in++;
+	}
+	if (q) {
+		virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_RXQ);
+		if (bad)
+			virtio_pci_set_needs_reset(&c->pci, "device-readable buffer on receiveq");
+	}
+	rx_watch(c, again);
+}
+
+static void on_input(void *opaque, uint32_t events)
+{
+	struct virtio_console *c = opaque;
+	pthread_mutex_lock(&c->pci.lock);
+	rx_serve(c);
+	pthread_mutex_unlock(&c->pci.lock);
+}
+
+/* ---- transport hooks ---- */
+
+static void con_notify(void *opaque, uint16_t qi)
+{
+	struct virtio_console *c = opaque;
+	if (qi == VIRTIO_CONSOLE_RXQ) {
+		rx_serve(c);
+		return;
+	}
+	struct virtq *q = virtio_pci_queue(&c->pci, qi);
+	if (q)
+		tx_serve(c, q);
+}
+
+/* Device reset: the queues are gone, so stop reading; staged input is kept
+ * for the next driver. */
+static void con_reset(void *opaque)
+{
+	rx_watch(opaque, false);
+}
+
+static const struct virtio_dev_ops con_ops = {
+	.config_read = con_config_read,
+	.config_write = con_config_write,
+	.queue_notify = con_notify,
+	.reset = con_reset,
+};
+
+int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
+			   struct virtio_console_io *io, struct error *err)
+{
+	*io = (struct virtio_console_io){ .out_fd = stdout_fd, .in_fd = -1 };
+	if (o->out_path[0]) {
+		io->out_fd = open(o->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (io->out_fd < 0)
+			return error_set(err, -errno, "cannot open console output '%s': %s",
+					 o->out_path, strerror(errno));
+		io->close_out = true;
+	}
+	if (o->in_path[0]) {
+		io->in_fd = open(o->in_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (io->in_fd < 0) {
+			int ret = error_set(err, -errno, "cannot open console input '%s': %s",
+					    o->in_path, strerror(errno));
+			if (io->close_out)
+				close(io->out_fd);
+			*io = (struct virtio_console_io){ .out_fd = -1, .in_fd = -1 };
+			return ret;
+		}
+		io->close_in = true;
+	}
+	return 0;
+}
+
+int virtio_console_init(struct virtio_console *c, unsigned index,
+			const struct virtio_console_io *io, const struct virtio_pci_config *cfg,
+			const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
+			struct evloop *loop, struct bus *mmio, struct pci_window window,
+			struct error *err)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "con%u", index);
+	c->io = *io;
+	c->loop = loop;
+	c->in_handler = (struct evloop_handler){ on_input, c };
+	if (io->out_fd < 0)
+		return error_set(err, -EBADF, "%s: no output", c->name);
+	struct stat st;
+	c->out_sigpipe = fstat(io->out_fd, &st) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	if (io->in_fd >= 0) {
+		int fl = fcntl(io->in_fd, F_GETFL);
+		if (fl < 0 || fcntl(io->in_fd, F_SETFL, fl | O_NONBLOCK))
+			return error_set(err, -errno, "%s: cannot make the input nonblocking: %s",
+					 c->name, strerror(errno));
+	}
+	struct virtio_dev_info info = {
+		.name = c->name, .device_id = VIRTIO_ID_CONSOLE, .nqueues = 2,
+		.queue_max = VIRTIO_CONSOLE_QUEUE_SIZE, .config_size = VIRTIO_CONSOLE_CONFIG_SIZE,
+		.pci_class = 0x078000, .features = 1ULL << VIRTIO_CONSOLE_F_SIZE,
+	};
+	c->pci_ready = true; /* virtio_pci_destroy is safe from here on */
+	return virtio_pci_init(&c->pci, &info, &con_ops, c, cfg, mem, vm_fd, routes, loop, mmio,
+			       window, err);
+}
+
+void virtio_console_destroy(struct virtio_console *c)
+{
+	if (c->in_watched && c->loop)
+		evloop_del(c->loop, c->io.in_fd);
+	c->in_watched = false;
+	if (c->pci_ready)
+		virtio_pci_destroy(&c->pci);
+	c->pci_ready = false;
+	if (c->io.close_in && c->io.in_fd >= 0)
+		close(c->io.in_fd);
+	if (c->io.close_out && c->io.out_fd >= 0)
+		close(c->io.out_fd);
+	c->io = (struct virtio_console_io){ .out_fd = -1, .in_fd = -1 };
+}

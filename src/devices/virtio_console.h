@@ -1,0 +1,87 @@
+/* virtio-console: one port, transmitq -> host output fd, host input fd -> receiveq. */
+#ifndef MSIVM_DEVICES_VIRTIO_CONSOLE_H
+#define MSIVM_DEVICES_VIRTIO_CONSOLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "virtio/virtio_pci.h"
+
+#define VIRTIO_ID_CONSOLE 3
+
+/* What the device offers a driver (the guest driver relies on these). */
+#define VIRTIO_CONSOLE_F_SIZE      0     /* cols/rows in config space are valid */
+#define VIRTIO_CONSOLE_RXQ         0     /* receiveq0: host -> guest, device-writable buffers */
+#define VIRTIO_CONSOLE_TXQ         1     /* transmitq0: guest -> host, device-readable buffers */
+#define VIRTIO_CONSOLE_QUEUE_SIZE  256   /* per queue, the largest size offered */
+#define VIRTIO_CONSOLE_COLS        80
+#define VIRTIO_CONSOLE_ROWS        25
+#define VIRTIO_CONSOLE_CONFIG_SIZE 8     /* cols u16, rows u16, max_nr_ports u32 (= 1) */
+#define VIRTIO_CONSOLE_RX_STAGE    4096  /* host input read ahead of the guest's buffers */
+#define VIRTIO_CONSOLE_PATH_MAX    4096
+
+/* One --console option: where the port's bytes go and come from. */
+struct virtio_console_opts {
+	char out_path[VIRTIO_CONSOLE_PATH_MAX];  /* "": standard output */
+	char in_path[VIRTIO_CONSOLE_PATH_MAX];   /* "": no input */
+};
+
+/* The host side of the port. The device closes the fds flagged `close_*`
+ * in virtio_console_destroy (also after a failed init). */
+struct virtio_console_io {
+	int out_fd;                 /* transmitq bytes are written here (blocking or not) */
+	int in_fd;                  /* -1: no input; otherwise made O_NONBLOCK by the device */
+	bool close_out, close_in;
+};
+
+struct virtio_console_stats {
+	uint64_t bytes_out;         /* guest -> out_fd, written */
+	uint64_t bytes_dropped;     /* guest -> out_fd, lost to a write error */
+	uint64_t chains_out;        /* transmitq chains completed */
+	uint64_t bytes_in;          /* in_fd -> guest */
+	uint64_t chains_in;         /* receiveq buffers completed */
+};
+
+struct virtio_console {
+	struct virtio_pci pci;
+	char name[16];
+	struct virtio_console_io io;
+	bool pci_ready;             /* virtio_pci_destroy is safe */
+	bool out_sigpipe;           /* out_fd is a pipe or socket: writes may raise SIGPIPE */
+	bool out_failed;            /* a write error was logged (once) */
+
+	/* Input: bytes read from in_fd wait in rx_stage until the guest posts buffers. */
+	struct evloop *loop;
+	struct evloop_handler in_handler;
+	bool in_watched;            /* in_fd is in the event loop */
+	bool in_eof;                /* end of input or a read error: no more reads */
+	uint32_t rx_off, rx_len;    /* unread part of rx_stage */
+	uint8_t rx_stage[VIRTIO_CONSOLE_RX_STAGE];
+
+	struct virtio_console_stats stats;
+	struct virtq_chain chain;   /* scratch for the chain being served */
+	struct ratelimit rl;
+};
+
+/* Opens the files of `o`: out_path (created/truncated; "" means `stdout_fd`,
+ * which is not closed) and in_path ("" means no input) read-only and
+ * nonblocking. Returns 0 and *io, or -errno with a message naming the file. */
+int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
+			   struct virtio_console_io *io, struct error *err);
+
+/* Creates virtio-console number `index` ("con<index>") on the transport,
+ * taking over `io` (see struct virtio_console_io). `loop` may be NULL
+ * (tests): input is then only read on kicks and handler calls. Other
+ * arguments as for virtio_pci_init. Returns 0 or -errno with a message; on
+ * failure the caller still calls virtio_console_destroy. */
+int virtio_console_init(struct virtio_console *c, unsigned index,
+			const struct virtio_console_io *io, const struct virtio_pci_config *cfg,
+			const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
+			struct evloop *loop, struct bus *mmio, struct pci_window window,
+			struct error *err);
+
+/* Stops watching the input, closes the owned fds, releases the transport.
+ * Safe after a failed or partial init. */
+void virtio_console_destroy(struct virtio_console *c);
+
+#endif
