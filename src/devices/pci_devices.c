@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch/x86/layout.h"
 #include "vmm/vm.h"
@@ -81,6 +82,29 @@ static int create_blk(struct vm *vm, const struct vm_device_spec *spec, struct e
 	return attach(vm, &b->pci, err);
 }
 
+static int create_console(struct vm *vm, const struct vm_device_spec *spec, struct error *err)
+{
+	struct virtio_console *c = calloc(1, sizeof(*c));
+	if (!c)
+		return error_set(err, -ENOMEM, "out of memory for virtio-console");
+	struct virtio_console_io io;
+	int ret = virtio_console_open_io(&spec->console, STDOUT_FILENO, &io, err);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	struct pci_window window = { PCI_MMIO_START, PCI_MMIO_END };
+	ret = virtio_console_init(c, vm->nconsoles, &io, &spec->irq, &vm->mem, vm->vm_fd,
+				  &vm->routes, &vm->loop, &vm->mmio, window, err);
+	if (ret) {
+		virtio_console_destroy(c); /* closes the files */
+		free(c);
+		return ret;
+	}
+	vm->consoles[vm->nconsoles++] = c;
+	return attach(vm, &c->pci, err);
+}
+
 int pci_devices_create(struct vm *vm, struct error *err)
 {
 	int ret = gsi_routes_init(&vm->routes, vm->vm_fd);
@@ -103,6 +127,9 @@ int pci_devices_create(struct vm *vm, struct error *err)
 		case VM_DEV_BLK:
 			ret = create_blk(vm, spec, err);
 			break;
+		case VM_DEV_CONSOLE:
+			ret = create_console(vm, spec, err);
+			break;
 		}
 		if (ret)
 			return ret;
@@ -124,6 +151,11 @@ void pci_devices_destroy(struct vm *vm)
 		free(vm->blks[i]);
 	}
 	vm->nblks = 0;
+	for (uint32_t i = 0; i < vm->nconsoles; i++) {
+		virtio_console_destroy(vm->consoles[i]);
+		free(vm->consoles[i]);
+	}
+	vm->nconsoles = 0;
 	pci_host_destroy(&vm->pci, &vm->pio, &vm->mmio);
 	gsi_routes_destroy(&vm->routes);
 	vm->pci_ready = false;
