@@ -20,8 +20,10 @@ fig() {
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "none" && a + 0 >= b + 0) }'; }
 eq0() { [ "$1" != none ] && awk -v a="$1" 'BEGIN { exit !(a + 0 == 0) }'; }
 
-if ge "$(fig rng intx isr_reads_per_req)" 0.5; then
-	pass "intx: every request costs an ISR read (an exit): $(fig rng intx isr_reads_per_req) per request"
+# Under INTx every interrupt costs an ISR read (an exit); under load several
+# completions can share one interrupt, so the check is "> 0", not "= 1".
+if ge "$(fig rng intx isr_reads_per_req)" 0.01; then
+	pass "intx: the exits include ISR reads: $(fig rng intx isr_reads_per_req) per request"
 else
 	fail "intx: ISR reads per request = $(fig rng intx isr_reads_per_req)"
 fi
