@@ -240,12 +240,25 @@ static int walk_chain(struct virtq *q, uint16_t head, struct virtq_chain *c)
 	}
 }
 
+/* avail_event: the u16 after the used ring's last element. */
+static uint8_t *avail_event_ptr(struct virtq *q)
+{
+	return q->used_host + USED_RING + VIRTQ_USED_ELEM_SIZE * q->size;
+}
+
 int virtq_pop(struct virtq *q, struct virtq_chain *c)
 {
 	if (q->broken || q->size == 0)
 		return -EIO;
 	/* Acquire: the ring entry and descriptors are read after the index. */
 	uint16_t avail = load16_acquire(q->avail_host + AVAIL_IDX);
+	if (avail == q->last_avail && q->event_idx) {
+		/* Ask for a kick at the next chain, then look once more: a chain
+		 * the driver added before it saw this avail_event sends no kick. */
+		store16_relaxed(avail_event_ptr(q), q->last_avail);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		avail = load16_acquire(q->avail_host + AVAIL_IDX);
+	}
 	uint16_t pending = (uint16_t)(avail - q->last_avail);
 	if (pending == 0)
 		return 0;
@@ -262,6 +275,10 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 		return ret;
 	q->last_avail++;
 	q->popped++;
+	/* With event_idx the driver kicks when it passes avail_event: keep it
+	 * at the next chain we will look at (as the spec's device side does). */
+	if (q->event_idx)
+		store16_relaxed(avail_event_ptr(q), q->last_avail);
 	return 1;
 }
 
@@ -312,8 +329,7 @@ void virtq_set_notify(struct virtq *q, bool enable)
 		return;
 	if (q->event_idx) {
 		if (enable)
-			store16_relaxed(q->used_host + USED_RING + VIRTQ_USED_ELEM_SIZE * q->size,
-					q->last_avail);
+			store16_relaxed(avail_event_ptr(q), q->last_avail);
 	} else {
 		store16_relaxed(q->used_host + USED_FLAGS, enable ? 0 : VIRTQ_USED_F_NO_NOTIFY);
 	}

@@ -61,7 +61,9 @@ struct virtq {
 int virtq_init(struct virtq *q, const struct guest_mem *mem, const char *name, uint16_t size,
 	       uint64_t desc, uint64_t avail, uint64_t used, bool event_idx);
 
-/* Takes the next available chain. Returns 1 and fills *c, 0 if none, -EIO if the chain or the avail
+/* Takes the next available chain. With event_idx it keeps avail_event at
+ * last_avail (after each chain, and before reporting an empty ring, followed
+ * by a fence and a second look), so the driver always kicks for new work. Returns 1 and fills *c, 0 if none, -EIO if the chain or the avail
  * index is malformed (q->broken is set, a rate-limited log line says what; later calls return -EIO).
  * Every buffer in *c lies inside guest RAM. Zero-length descriptors are checked for order but add no
  * buffer. An INDIRECT descriptor may end a direct chain. On -EIO *c is unspecified and nothing is

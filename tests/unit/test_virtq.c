@@ -574,6 +574,26 @@ static void test_set_notify_writes_avail_event(void **state)
 	assert_int_equal(rd16(f, USED_GPA), 0);  /* flags stay 0 with event idx */
 }
 
+/* A Linux driver with EVENT_IDX kicks only when its avail index passes
+ * avail_event: pop must keep it at last_avail, or kicks stop after the first. */
+static void test_pop_keeps_avail_event_current(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, true);
+	wr16(f, AVAIL_EVENT_GPA(8), 0xdead);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 0); /* empty: still asks for a kick */
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 0);
+	put_desc(f, DESC_GPA, 0, DATA_GPA, 4, 0, 0);
+	publish(f, 0);
+	publish(f, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 0);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
+}
+
 static void test_has_work(void **state)
 {
 	struct fx *f = *state;
@@ -929,6 +949,7 @@ int main(void)
 		T(test_no_interrupt_flag_without_event_idx),
 		T(test_set_notify_writes_used_flags),
 		T(test_set_notify_writes_avail_event),
+		T(test_pop_keeps_avail_event_current),
 		T(test_has_work),
 		T(test_avail_index_jump_is_rejected),
 		T(test_avail_index_backwards_is_rejected),
