@@ -35,6 +35,10 @@ int vm_signals_init(void)
 	sigaddset(&set, SIGTERM);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return -EINVAL;
+	/* A console reader that went away must not kill the VM: writes fail
+	 * with EPIPE instead and the device logs it once. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -errno;
 	struct sigaction sa = { .sa_handler = kick_handler }; /* no SA_RESTART */
 	sigemptyset(&sa.sa_mask);
 	return sigaction(SIGUSR1, &sa, NULL) ? -errno : 0;
