@@ -1,4 +1,5 @@
 /* main: command line -> VM config -> build, boot and run the VM; the only place that exits. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,6 +39,19 @@ static const char usage_text[] =
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
 	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
 	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
+	"  --console OPTS     add a virtio-console (one port); OPTS: out=FILE (guest output;\n"
+	"                     default: standard output), in=FILE (input for the guest, read\n"
+	"                     until its end; default: none), irq=MODE, vectors=N as for --rng,\n"
+	"                     or \"\"\n"
+	"  --net OPTS         add a virtio-net NIC; OPTS: backend=tap|peer|socket and optionally\n"
+	"                     mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>), queues=N (queue\n"
+	"                     pairs, 1-7), mtu=N (68-65535, default 1500), irq=MODE, vectors=N as\n"
+	"                     for --rng. tap: ifname=NAME (an existing tap, or created: needs\n"
+	"                     CAP_NET_ADMIN). peer: built in, no host network; answers ARP and ping\n"
+	"                     for 10.0.2.2 and echoes UDP port 7; peer=responder|sink|source,\n"
+	"                     rate=N (frames/s) and size=S (bytes, 60-1514) for source. socket:\n"
+	"                     path=P joins two msivm started with the same P (unix datagrams;\n"
+	"                     the first binds P.0 and sends to P.1, the second the reverse)\n"
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
 	"  --cpu-pin SPEC     pin threads to host CPUs, e.g. vcpu0=1,io=0\n"
 	"  --rt PRIO          run vCPU and I/O threads SCHED_FIFO at PRIO (1-99)\n"
@@ -71,7 +85,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
-       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL };
+       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_CONSOLE, OPT_NET };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -83,6 +97,8 @@ static const struct option run_options[] = {
 	{ "kvm-device", required_argument, NULL, OPT_KVM },
 	{ "rng", required_argument, NULL, OPT_RNG },
 	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
@@ -191,6 +207,142 @@ static int parse_disk(const char *arg, struct vm_device_spec *d)
 	return -1;
 }
 
+/* Parses a --console value "[out=FILE][,in=FILE][,irq=MODE][,vectors=N]" into
+ * *d (other keys go to parse_irq_opts); the files are opened when the VM is
+ * built. Returns -1 on success or an exit status. */
+static int parse_console(const char *arg, struct vm_device_spec *d)
+{
+	char buf[2 * VIRTIO_CONSOLE_PATH_MAX + 128], irq[256] = "";
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return usage_error("--%s value is too long", "console");
+	struct virtio_console_opts *c = &d->console;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool out = !strncmp(tok, "out=", 4), in = !strncmp(tok, "in=", 3);
+		if (out || in) {
+			const char *path = tok + (out ? 4 : 3);
+			char *dst = out ? c->out_path : c->in_path;
+			if (!path[0] || snprintf(dst, VIRTIO_CONSOLE_PATH_MAX, "%s", path) >=
+						VIRTIO_CONSOLE_PATH_MAX)
+				return usage_error("--console %s: needs a file name of at most 4095 bytes",
+						   tok);
+		} else {
+			size_t n = strlen(irq);
+			if (snprintf(irq + n, sizeof(irq) - n, "%s%s", n ? "," : "", tok) >=
+			    (int)(sizeof(irq) - n))
+				return usage_error("--%s value is too long", "console");
+		}
+	}
+	return parse_irq_opts("console", irq, &d->irq);
+}
+
+/* Parses a MAC address "xx:xx:xx:xx:xx:xx": unicast and not all zero. Returns 0 or -EINVAL. */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	int used = 0;
+	if (strlen(s) != 17 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3],
+				      &v[4], &v[5], &used) != 6 || used != 17)
+		return -EINVAL;
+	for (unsigned i = 0; i < 6; i++) {
+		if (!isxdigit((unsigned char)s[3 * i]) || !isxdigit((unsigned char)s[3 * i + 1]))
+			return -EINVAL;
+		mac[i] = (uint8_t)v[i];
+	}
+	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return -EINVAL;
+	return 0;
+}
+
+/* Parses a --net value "backend=tap|peer|socket[,ifname=NAME][,mac=M][,queues=N][,mtu=N]
+ * [,peer=MODE][,rate=N][,size=S][,path=P][,irq=MODE][,vectors=N]" into *d (other keys go to
+ * parse_irq_opts) and checks that the keys fit the backend. The backend is opened when the VM
+ * is built. Returns -1 on success or an exit status. */
+static int parse_net(const char *arg, struct vm_device_spec *d)
+{
+	char buf[512], irq[256] = "";
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return usage_error("--%s value is too long", "net");
+	struct virtio_net_opts *n = &d->net;
+	*n = (struct virtio_net_opts){ .queues = 1, .be = { .nqueues = 1, .rate = 1000, .size = 1024,
+							   .peer_mode = NET_PEER_RESPONDER } };
+	bool backend = false, ifname = false, path = false, peer = false, source_opt = false;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!strncmp(tok, "backend=", 8)) {
+			if (net_be_kind_parse(tok + 8, &n->be.kind))
+				return usage_error("bad backend '%s': use tap, peer or socket", tok + 8);
+			backend = true;
+		} else if (!strncmp(tok, "ifname=", 7)) {
+			const char *s = tok + 7;
+			if (!s[0] || strlen(s) >= NET_IFNAME_MAX || strpbrk(s, "/: \t"))
+				return usage_error("bad ifname '%s': 1 to 15 characters, no '/', ':' or "
+						   "blanks", s);
+			snprintf(n->be.ifname, sizeof(n->be.ifname), "%s", s);
+			ifname = true;
+		} else if (!strncmp(tok, "mac=", 4)) {
+			if (parse_mac(tok + 4, n->mac))
+				return usage_error("bad mac '%s': use a unicast address such as "
+						   "52:54:00:12:34:56", tok + 4);
+			n->mac_set = true;
+		} else if (!strncmp(tok, "queues=", 7)) {
+			if (parse_uint(tok + 7, 1, VIRTIO_NET_MAX_PAIRS, &v))
+				return usage_error("bad queues '%s': use 1 to 7 queue pairs", tok + 7);
+			n->queues = (uint16_t)v;
+		} else if (!strncmp(tok, "mtu=", 4)) {
+			if (parse_uint(tok + 4, VIRTIO_NET_MTU_MIN, VIRTIO_NET_MTU_MAX, &v))
+				return usage_error("bad mtu '%s': use 68 to 65535", tok + 4);
+			n->mtu = (uint16_t)v;
+		} else if (!strncmp(tok, "peer=", 5)) {
+			if (net_peer_mode_parse(tok + 5, &n->be.peer_mode))
+				return usage_error("bad peer mode '%s': use responder, sink or source",
+						   tok + 5);
+			peer = true;
+		} else if (!strncmp(tok, "rate=", 5)) {
+			if (parse_uint(tok + 5, 1, NET_PEER_RATE_MAX, &v))
+				return usage_error("bad rate '%s': use 1 to 10000000 frames per second",
+						   tok + 5);
+			n->be.rate = (uint32_t)v;
+			source_opt = true;
+		} else if (!strncmp(tok, "size=", 5)) {
+			if (parse_uint(tok + 5, NET_PEER_SIZE_MIN, NET_PEER_SIZE_MAX, &v))
+				return usage_error("bad size '%s': use 60 to 1514 bytes", tok + 5);
+			n->be.size = (uint32_t)v;
+			source_opt = true;
+		} else if (!strncmp(tok, "path=", 5)) {
+			const char *s = tok + 5;
+			if (!s[0] || strlen(s) >= NET_PATH_MAX)
+				return usage_error("bad path '%s': 1 to 99 characters", s);
+			snprintf(n->be.path, sizeof(n->be.path), "%s", s);
+			path = true;
+		} else { /* irq=, vectors=, ... */
+			size_t len = strlen(irq);
+			if (snprintf(irq + len, sizeof(irq) - len, "%s%s", len ? "," : "", tok) >=
+			    (int)(sizeof(irq) - len))
+				return usage_error("--%s value is too long", "net");
+		}
+	}
+	enum net_be_kind k = n->be.kind;
+	if (!backend)
+		return usage_error("--net %s: backend=tap, backend=peer or backend=socket is required",
+				   arg);
+	if (ifname && k != NET_BE_TAP)
+		return usage_error("--net %s: ifname= is for backend=tap", arg);
+	if (path != (k == NET_BE_SOCKET))
+		return usage_error(path ? "--net %s: path= is for backend=socket"
+					: "--net %s: backend=socket needs path=P", arg);
+	if ((peer || source_opt) && k != NET_BE_PEER)
+		return usage_error("--net %s: peer=, rate= and size= are for backend=peer", arg);
+	if (source_opt && n->be.peer_mode != NET_PEER_SOURCE)
+		return usage_error("--net %s: rate= and size= need peer=source", arg);
+	uint32_t mtu = n->mtu ? n->mtu : VIRTIO_NET_MTU_DEFAULT;
+	if (n->be.peer_mode == NET_PEER_SOURCE && n->be.size > mtu + 14)
+		return usage_error("--net %s: size= is larger than the MTU allows (mtu + 14 bytes)", arg);
+	n->be.nqueues = k == NET_BE_TAP ? n->queues : 1;
+	return parse_irq_opts("net", irq, &d->irq);
+}
+
 /* Parses `msivm run` options. Returns -1 on success or an exit status. */
 static int parse_run(int argc, char **argv, struct run_opts *o)
 {
@@ -256,6 +408,26 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
 			d->type = VM_DEV_BLK;
 			int st = parse_disk(optarg, d);
+			if (st >= 0)
+				return st;
+			break;
+		}
+		case OPT_CONSOLE: {
+			if (o->vm.ndevices == VM_MAX_DEVICES)
+				return usage_error("too many devices (at most %s)", "8");
+			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
+			d->type = VM_DEV_CONSOLE;
+			int st = parse_console(optarg, d);
+			if (st >= 0)
+				return st;
+			break;
+		}
+		case OPT_NET: {
+			if (o->vm.ndevices == VM_MAX_DEVICES)
+				return usage_error("too many devices (at most %s)", "8");
+			struct vm_device_spec *d = &o->vm.devices[o->vm.ndevices++];
+			d->type = VM_DEV_NET;
+			int st = parse_net(optarg, d);
 			if (st >= 0)
 				return st;
 			break;

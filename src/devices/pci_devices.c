@@ -105,6 +105,30 @@ static int create_console(struct vm *vm, const struct vm_device_spec *spec, stru
 	return attach(vm, &c->pci, err);
 }
 
+static int create_net(struct vm *vm, const struct vm_device_spec *spec, struct error *err)
+{
+	const struct virtio_net_opts *o = &spec->net;
+	struct net_backend *be;
+	int ret = net_backend_open(&be, &o->be, err);
+	if (ret)
+		return ret;
+	struct virtio_net *n = calloc(1, sizeof(*n));
+	if (!n) {
+		net_backend_close(be);
+		return error_set(err, -ENOMEM, "out of memory for virtio-net");
+	}
+	struct pci_window window = { PCI_MMIO_START, PCI_MMIO_END };
+	ret = virtio_net_init(n, vm->nnets, o, be, &spec->irq, &vm->mem, vm->vm_fd, &vm->routes,
+			      &vm->loop, &vm->mmio, window, err);
+	if (ret) {
+		virtio_net_destroy(n); /* closes the backend */
+		free(n);
+		return ret;
+	}
+	vm->nets[vm->nnets++] = n;
+	return attach(vm, &n->pci, err);
+}
+
 int pci_devices_create(struct vm *vm, struct error *err)
 {
 	int ret = gsi_routes_init(&vm->routes, vm->vm_fd);
@@ -126,6 +150,9 @@ int pci_devices_create(struct vm *vm, struct error *err)
 			break;
 		case VM_DEV_BLK:
 			ret = create_blk(vm, spec, err);
+			break;
+		case VM_DEV_NET:
+			ret = create_net(vm, spec, err);
 			break;
 		case VM_DEV_CONSOLE:
 			ret = create_console(vm, spec, err);
@@ -151,6 +178,11 @@ void pci_devices_destroy(struct vm *vm)
 		free(vm->blks[i]);
 	}
 	vm->nblks = 0;
+	for (uint32_t i = 0; i < vm->nnets; i++) {
+		virtio_net_destroy(vm->nets[i]);
+		free(vm->nets[i]);
+	}
+	vm->nnets = 0;
 	for (uint32_t i = 0; i < vm->nconsoles; i++) {
 		virtio_console_destroy(vm->consoles[i]);
 		free(vm->consoles[i]);

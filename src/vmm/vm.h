@@ -12,6 +12,7 @@
 #include "devices/lab_marker.h"
 #include "devices/uart8250.h"
 #include "devices/virtio_blk.h"
+#include "devices/virtio_net.h"
 #include "devices/virtio_console.h"
 #include "devices/virtio_rng.h"
 #include "irq/gsi_routes.h"
@@ -25,13 +26,14 @@ struct vcpu;
 
 #define VM_MAX_DEVICES 8
 
-enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE };
+enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE, VM_DEV_NET };
 
 /* One --rng/--disk/... option as parsed by main. */
 struct vm_device_spec {
 	enum vm_device_type type;
 	struct virtio_pci_config irq;
 	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
+	struct virtio_net_opts net;   /* VM_DEV_NET: backend, MAC, queue pairs, MTU */
 	struct virtio_console_opts console; /* VM_DEV_CONSOLE: output and input files */
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 };
@@ -99,11 +101,13 @@ struct vm {
 	uint32_t nrngs;
 	struct virtio_blk *blks[VM_MAX_DEVICES];
 	uint32_t nblks;
+	struct virtio_net *nets[VM_MAX_DEVICES];
+	uint32_t nnets;
 	struct virtio_console *consoles[VM_MAX_DEVICES];
 	uint32_t nconsoles;
 };
 
-/* Blocks SIGINT/SIGTERM in the calling thread (so every thread created after
+/* Ignores SIGPIPE, blocks SIGINT/SIGTERM in the calling thread (so every thread created after
  * inherits the mask and the VM's signalfd receives them) and installs the
  * no-op SIGUSR1 handler used to kick vCPUs out of KVM_RUN. Call once, in
  * main, before vm_create. Returns 0 or -errno. */

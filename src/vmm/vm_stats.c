@@ -35,12 +35,14 @@ static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size
 		snprintf(buf, len, "-");
 }
 
-/* Device i's transport: rngs first, then disks, then consoles. */
+/* Device i's transport: rngs first, then disks, then consoles, then NICs. */
 static struct virtio_pci *transport(struct vm *vm, uint32_t i)
 {
 	if (i < vm->nrngs)
 		return &vm->rngs[i]->pci;
 	i -= vm->nrngs;
+	if (i >= vm->nblks + vm->nconsoles)
+		return &vm->nets[i - vm->nblks - vm->nconsoles]->pci;
 	return i < vm->nblks ? &vm->blks[i]->pci : &vm->consoles[i - vm->nblks]->pci;
 }
 
@@ -65,12 +67,35 @@ static void print_blk(const struct virtio_blk *b, FILE *out)
 		s->kicks_mmio, s->isr_reads, s->suppressed);
 }
 
+static void print_net(struct virtio_net *n, FILE *out)
+{
+	const struct virtio_net_stats *ns = &n->stats;
+	const struct vpci_irq_stats *s = &n->pci.stats;
+	fprintf(out, "  %s: %s; tx %" PRIu64 " frames %" PRIu64 " bytes, rx %" PRIu64 " frames %"
+		PRIu64 " bytes; drops", n->name, n->be ? n->be->desc : "-", ns->tx_frames,
+		ns->tx_bytes, ns->rx_frames, ns->rx_bytes);
+	for (unsigned i = 0; i < VNET_NDROPS; i++)
+		fprintf(out, "%s %s %" PRIu64, i ? "," : "", virtio_net_drop_name(i), ns->drops[i]);
+	fprintf(out, "; %" PRIu64 " rx stalls, control %" PRIu64 " ok %" PRIu64 " err; %" PRIu64
+		" kicks (%" PRIu64 " by MMIO exit), %" PRIu64 " ISR reads, %" PRIu64
+		" interrupts suppressed by the driver\n", ns->rx_stalls, ns->ctrl_ok, ns->ctrl_err,
+		s->kicks, s->kicks_mmio, s->isr_reads, s->suppressed);
+	struct net_be_stat bs[NET_BE_MAX_STATS];
+	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
+	if (nb) {
+		fprintf(out, "  %s backend:", n->name);
+		for (unsigned i = 0; i < nb; i++)
+			fprintf(out, "%s %s %" PRIu64, i ? "," : "", bs[i].name, bs[i].value);
+		fprintf(out, "\n");
+	}
+}
+
 void vm_stats_print(struct vm *vm, FILE *out)
 {
 	fprintf(out, "interrupts (msivm's view):\n");
 	fprintf(out, "  %-6s %-11s %-8s %-12s %10s %8s %9s %8s\n", "device", "mode", "source",
 		"use", "delivered", "pended", "replayed", "dropped");
-	for (uint32_t d = 0; d < vm->nrngs + vm->nblks + vm->nconsoles; d++) {
+	for (uint32_t d = 0; d < vm->nrngs + vm->nblks + vm->nconsoles + vm->nnets; d++) {
 		struct virtio_pci *t = transport(vm, d);
 		const char *mode = irq_mode_name(t->cfg.mode);
 		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
@@ -122,6 +147,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 			cs->chains_out, cs->bytes_dropped, cs->bytes_in, cs->chains_in, s->kicks,
 			s->kicks_mmio, s->isr_reads, s->suppressed);
 	}
+	for (uint32_t d = 0; d < vm->nnets; d++)
+		print_net(vm->nets[d], out);
 	fprintf(out, "GSI route commits: %" PRIu64 " (unchanged updates skipped: %" PRIu64 ")\n",
 		vm->routes.commits, vm->routes.unchanged);
 }
@@ -198,6 +225,37 @@ static json_t *console_json(struct virtio_console *c)
 	return dj;
 }
 
+static json_t *net_json(struct virtio_net *n)
+{
+	json_t *dj = device_json(&n->pci), *drops = json_object(), *bej = json_object();
+	const struct virtio_net_stats *ns = &n->stats;
+	const struct vpci_irq_stats *s = &n->pci.stats;
+	json_object_set_new(dj, "type", json_string("net"));
+	json_object_set_new(dj, "backend", json_string(n->be ? n->be->kind : "-"));
+	json_object_set_new(dj, "attached", json_string(n->be ? n->be->desc : "-"));
+	json_object_set_new(dj, "queue_pairs", json_integer(n->max_pairs));
+	json_object_set_new(dj, "tx_frames", json_integer((json_int_t)ns->tx_frames));
+	json_object_set_new(dj, "tx_bytes", json_integer((json_int_t)ns->tx_bytes));
+	json_object_set_new(dj, "rx_frames", json_integer((json_int_t)ns->rx_frames));
+	json_object_set_new(dj, "rx_bytes", json_integer((json_int_t)ns->rx_bytes));
+	json_object_set_new(dj, "bytes", json_integer((json_int_t)(ns->tx_bytes + ns->rx_bytes)));
+	for (unsigned i = 0; i < VNET_NDROPS; i++)
+		json_object_set_new(drops, virtio_net_drop_name(i), json_integer((json_int_t)ns->drops[i]));
+	json_object_set_new(dj, "drops", drops);
+	json_object_set_new(dj, "rx_stalls", json_integer((json_int_t)ns->rx_stalls));
+	json_object_set_new(dj, "ctrl_ok", json_integer((json_int_t)ns->ctrl_ok));
+	json_object_set_new(dj, "ctrl_err", json_integer((json_int_t)ns->ctrl_err));
+	struct net_be_stat bs[NET_BE_MAX_STATS];
+	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
+	for (unsigned i = 0; i < nb; i++)
+		json_object_set_new(bej, bs[i].name, json_integer((json_int_t)bs[i].value));
+	json_object_set_new(dj, "backend_stats", bej);
+	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
+	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
+	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
+	return dj;
+}
+
 int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
@@ -221,6 +279,8 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 		json_array_append_new(devs, blk_json(vm->blks[d]));
 	for (uint32_t d = 0; d < vm->nconsoles; d++)
 		json_array_append_new(devs, console_json(vm->consoles[d]));
+	for (uint32_t d = 0; d < vm->nnets; d++)
+		json_array_append_new(devs, net_json(vm->nets[d]));
 	struct kvm_stats st;
 	collect_exits(vm, &st);
 	for (uint32_t i = 0; i < st.n; i++)

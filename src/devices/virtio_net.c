@@ -1,0 +1,247 @@
+/* virtio-net core: config space, features, queue kick dispatch (RX/TX/control), reset, backend fds on the event loop. */
+#include "devices/virtio_net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "devices/virtio_net_int.h"
+#include "util/log.h"
+
+/*
+ * Queue layout: receiveq(k) = 2k, transmitq(k) = 2k + 1 for k < pairs,
+ * then the control queue: index 2 * max_pairs when VIRTIO_NET_F_MQ is
+ * negotiated, else 2 (the driver then sees one pair). The transport
+ * always has 2 * max_pairs + 1 queues, so in MSI-X mode it offers
+ * 2 * max_pairs + 2 vectors (config + one per queue).
+ *
+ * Backend queue k (a tap fd) feeds receiveq(k mod pairs in use); a frame
+ * from transmitq(k) goes to backend queue k mod backend queues.
+ */
+
+static uint64_t bit(unsigned n) { return 1ULL << n; }
+
+static const char *const drop_names[VNET_NDROPS] = {
+	"tx_too_big", "tx_runt", "tx_bad_hdr", "tx_backend", "rx_too_big", "rx_bad_hdr", "rx_reset",
+};
+
+const char *virtio_net_drop_name(enum vnet_drop d)
+{
+	return (unsigned)d < VNET_NDROPS ? drop_names[d] : "?";
+}
+
+void vnet_gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	for (uint32_t i = 0; i < c->n_out && len; i++) {
+		uint32_t blen = c->buf[i].len;
+		if (skip >= blen) {
+			skip -= blen;
+			continue;
+		}
+		uint32_t n = blen - skip < len ? blen - skip : len;
+		memcpy(d, (uint8_t *)c->buf[i].host + skip, n);
+		d += n;
+		len -= n;
+		skip = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory */
+}
+
+uint16_t vnet_ctrl_queue(const struct virtio_net *n)
+{
+	return vnet_has(n, VIRTIO_NET_F_MQ) ? (uint16_t)(2 * n->max_pairs) : 2;
+}
+
+/* ---- config space ---- */
+
+static void net_config_read(void *opaque, uint32_t off, void *data, uint32_t len)
+{
+	struct virtio_net *n = opaque;
+	uint8_t c[VIRTIO_NET_CONFIG_SIZE] = { 0 };
+	memcpy(c, n->mac, 6);
+	vnet_put_le16(c + 6, VIRTIO_NET_S_LINK_UP);
+	vnet_put_le16(c + 8, n->max_pairs);
+	vnet_put_le16(c + 10, n->mtu);
+	memcpy(data, c + off, len);
+}
+
+static void net_config_write(void *opaque, uint32_t off, const void *data, uint32_t len)
+{
+	struct virtio_net *n = opaque;
+	log_ratelimited(&n->rl, LOG_WARN, "%s: write of %u bytes to read-only config at 0x%x ignored",
+			n->name, len, off);
+}
+
+/* ---- kicks ---- */
+
+static void net_notify(void *opaque, uint16_t qi)
+{
+	struct virtio_net *n = opaque;
+	if (vnet_has(n, VIRTIO_NET_F_CTRL_VQ) && qi == vnet_ctrl_queue(n)) {
+		vnet_ctrl_process(n, qi);
+		return;
+	}
+	uint16_t pairs = vnet_has(n, VIRTIO_NET_F_MQ) ? n->max_pairs : 1;
+	if (qi >= 2 * pairs) {
+		log_ratelimited(&n->rl, LOG_WARN, "%s: kick of queue %u, which the negotiated features "
+				"do not use; ignored", n->name, qi);
+		return;
+	}
+	if (qi % 2 == 0)
+		vnet_rx_kick(n);
+	else
+		vnet_tx_process(n, qi);
+}
+
+static void net_reset(void *opaque)
+{
+	struct virtio_net *n = opaque;
+	vnet_rx_reset(n);
+	n->curr_pairs = 1;
+}
+
+static const struct virtio_dev_ops net_ops = {
+	.config_read = net_config_read,
+	.config_write = net_config_write,
+	.queue_notify = net_notify,
+	.reset = net_reset,
+};
+
+/* ---- backend fds ---- */
+
+static void on_rx(void *opaque, uint32_t events)
+{
+	struct vnet_bq *bq = opaque;
+	struct virtio_net *n = bq->dev;
+	pthread_mutex_lock(&n->pci.lock);
+	if (!bq->stalled)
+		vnet_rx_pump(n, bq->index);
+	pthread_mutex_unlock(&n->pci.lock);
+}
+
+static void on_aux(void *opaque, uint32_t events)
+{
+	struct virtio_net *n = opaque;
+	pthread_mutex_lock(&n->pci.lock);
+	n->be->ops->aux(n->be);
+	pthread_mutex_unlock(&n->pci.lock);
+}
+
+void virtio_net_poll(struct virtio_net *n)
+{
+	pthread_mutex_lock(&n->pci.lock);
+	if (n->be->aux_fd >= 0 && n->be->ops->aux)
+		n->be->ops->aux(n->be);
+	for (unsigned k = 0; k < n->be->nqueues; k++)
+		if (!n->bq[k].stalled && !n->bq[k].dead)
+			vnet_rx_pump(n, k);
+	pthread_mutex_unlock(&n->pci.lock);
+}
+
+/* ---- setup ---- */
+
+static uint64_t offered_features(const struct virtio_net *n)
+{
+	uint64_t f = bit(VIRTIO_NET_F_MAC) | bit(VIRTIO_NET_F_MTU) | bit(VIRTIO_NET_F_STATUS) |
+		     bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_VQ);
+	if (n->max_pairs > 1)
+		f |= bit(VIRTIO_NET_F_MQ);
+	unsigned off = n->be->hdr_len ? n->be->offloads : 0;
+	if (off & NET_OFFLOAD_CSUM) {
+		f |= bit(VIRTIO_NET_F_CSUM) | bit(VIRTIO_NET_F_GUEST_CSUM);
+		if (off & NET_OFFLOAD_TSO4)
+			f |= bit(VIRTIO_NET_F_HOST_TSO4) | bit(VIRTIO_NET_F_GUEST_TSO4);
+		if (off & NET_OFFLOAD_TSO6)
+			f |= bit(VIRTIO_NET_F_HOST_TSO6) | bit(VIRTIO_NET_F_GUEST_TSO6);
+		if ((off & NET_OFFLOAD_ECN) && (off & (NET_OFFLOAD_TSO4 | NET_OFFLOAD_TSO6)))
+			f |= bit(VIRTIO_NET_F_HOST_ECN) | bit(VIRTIO_NET_F_GUEST_ECN);
+	}
+	return f;
+}
+
+int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_net_opts *o,
+		    struct net_backend *be, const struct virtio_pci_config *cfg,
+		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
+		    struct evloop *loop, struct bus *mmio, struct pci_window window,
+		    struct error *err)
+{
+	memset(n, 0, sizeof(*n));
+	n->be = be;
+	snprintf(n->name, sizeof(n->name), "net%u", index);
+	if (o->queues < 1 || o->queues > VIRTIO_NET_MAX_PAIRS)
+		return error_set(err, -EINVAL, "%s: %u queue pairs, want 1 to %u", n->name, o->queues,
+				 VIRTIO_NET_MAX_PAIRS);
+	if (be->nqueues < 1 || be->nqueues > NET_BE_MAX_QUEUES)
+		return error_set(err, -EINVAL, "%s: backend with %u queues", n->name, be->nqueues);
+	if (o->mtu && (o->mtu < VIRTIO_NET_MTU_MIN))
+		return error_set(err, -EINVAL, "%s: MTU %u below %u", n->name, o->mtu,
+				 VIRTIO_NET_MTU_MIN);
+	if (o->mac_set) {
+		memcpy(n->mac, o->mac, 6);
+	} else {
+		static const uint8_t base[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x00 };
+		memcpy(n->mac, base, 6);
+		n->mac[5] = (uint8_t)index;
+	}
+	n->mtu = o->mtu ? o->mtu : VIRTIO_NET_MTU_DEFAULT;
+	n->max_pairs = o->queues;
+	n->curr_pairs = 1;
+	n->loop = loop;
+	n->txbuf = malloc(VNET_STAGE_BYTES);
+	if (!n->txbuf)
+		return error_set(err, -ENOMEM, "%s: out of memory", n->name);
+	for (unsigned k = 0; k < be->nqueues; k++) {
+		struct vnet_bq *bq = &n->bq[k];
+		bq->dev = n;
+		bq->index = k;
+		bq->stalled = true; /* until a driver is ready */
+		bq->handler = (struct evloop_handler){ on_rx, bq };
+		bq->buf = malloc(VNET_STAGE_BYTES);
+		if (!bq->buf)
+			return error_set(err, -ENOMEM, "%s: out of memory", n->name);
+	}
+	n->features = offered_features(n);
+	struct virtio_dev_info info = {
+		.name = n->name, .device_id = VIRTIO_ID_NET, .nqueues = (uint16_t)(2 * o->queues + 1),
+		.queue_max = VIRTIO_NET_QUEUE_SIZE, .config_size = VIRTIO_NET_CONFIG_SIZE,
+		.pci_class = 0x020000, .features = n->features,
+	};
+	n->pci_ready = true; /* virtio_pci_destroy is safe from here on */
+	int ret = virtio_pci_init(&n->pci, &info, &net_ops, n, cfg, mem, vm_fd, routes, loop, mmio,
+				  window, err);
+	if (ret)
+		return ret;
+	if (loop && be->aux_fd >= 0 && be->ops->aux) {
+		n->aux_handler = (struct evloop_handler){ on_aux, n };
+		ret = evloop_add(loop, be->aux_fd, EPOLLIN, &n->aux_handler);
+		if (ret)
+			return error_set(err, ret, "%s: epoll: %s", n->name, strerror(-ret));
+		n->aux_watched = true;
+	}
+	return 0;
+}
+
+void virtio_net_destroy(struct virtio_net *n)
+{
+	if (n->be) {
+		for (unsigned k = 0; k < n->be->nqueues; k++)
+			vnet_rx_watch(n, &n->bq[k], false);
+		if (n->aux_watched)
+			evloop_del(n->loop, n->be->aux_fd);
+		n->aux_watched = false;
+		net_backend_close(n->be);
+		n->be = NULL;
+	}
+	if (n->pci_ready)
+		virtio_pci_destroy(&n->pci);
+	n->pci_ready = false;
+	for (unsigned k = 0; k < NET_BE_MAX_QUEUES; k++) {
+		free(n->bq[k].buf);
+		n->bq[k].buf = NULL;
+	}
+	free(n->txbuf);
+	n->txbuf = NULL;
+}

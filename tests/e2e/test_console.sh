@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end: --console parsing, host file errors (exit 125), the device on the guest PCI bus and in --stats; no guest driver.
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+jqv() { jq -r "$1" "$TMP/stats.json"; }
+
+# check NAME CONDITION...: passes if every condition (a bash test) holds.
+check() {
+	local name=$1; shift
+	for c in "$@"; do
+		if ! eval "$c"; then fail "$name [$c]"; return; fi
+	done
+	pass "$name"
+}
+
+# --- user errors: status 125, one line naming the problem
+run run --kernel "$PROBE" --console "irq=edge"
+expect "a bad irq mode is refused" 125 '' "bad irq mode 'edge'"
+
+run run --kernel "$PROBE" --console "out=$TMP/con.out,speed=9600"
+expect "an unknown console option is refused" 125 '' "unknown device option 'speed=9600'"
+
+run run --kernel "$PROBE" --console "out="
+expect "an empty out= is refused" 125 '' "--console out=: needs a file name"
+
+run run --kernel "$PROBE" --console "in=$TMP/missing"
+expect "a missing input file is refused" 125 '' "cannot open console input '.*missing': No such file"
+
+run run --kernel "$PROBE" --console "out=$TMP/no/such/dir/out"
+expect "an output in a missing directory is refused" 125 '' "cannot open console output '.*no/such/dir/out'"
+
+args=()
+for i in $(seq 9); do args+=(--console ""); done
+run run --kernel "$PROBE" "${args[@]}"
+expect "a ninth device is refused" 125 '' 'too many devices \(at most 8\)'
+
+# --- the device on the guest's PCI bus, next to an rng the probe drives
+echo "stale" >"$TMP/con.out"
+rm -f "$TMP/stats.json"
+run run --kernel "$PROBE" --rng "" --console "out=$TMP/con.out,in=/dev/null" --stats --stats-json "$TMP/stats.json"
+check "console: 1af4:1043 class 078000, 2 queues, 8 config bytes, 3 MSI-X vectors" \
+	'[ "$status" = 0 ]' \
+	'grep -q "^pci 00:02.0 1af4:1043 class 078000" <<<"$out"' \
+	'grep -q "cfg_type 2 bar 0 off 0x3000 len 0x8 mult 4" <<<"$out"' \
+	'grep -q "cfg_type 4 bar 0 off 0x2000 len 0x8" <<<"$out"' \
+	'grep -q "msix table=bar2+0x0 pba=bar2+0x800 size 3" <<<"$out"' \
+	'grep -q "probe: rng read 65536 bytes" <<<"$out"'
+check "console: out=FILE truncated, zero bytes each way in --stats and --stats-json" \
+	'[ -f "$TMP/con.out" ] && [ ! -s "$TMP/con.out" ]' \
+	'grep -qE "con0: 0 bytes out in 0 buffers \(0 dropped\), 0 bytes in in 0 buffers" <<<"$err"' \
+	'grep -qE "^  con0 +msix +msix2 " <<<"$err"' \
+	'[ "$(jqv ".devices[1].name")" = con0 ]' \
+	'[ "$(jqv ".devices[1].type")" = console ]' \
+	'[ "$(jqv ".devices[1].bytes_out")" = 0 ]' \
+	'[ "$(jqv ".devices[1].bytes_in")" = 0 ]' \
+	'[ "$(jqv ".devices[1].vectors | length")" = 3 ]'
+
+run run --kernel "$PROBE" --console "irq=intx"
+check "console irq=intx: no MSI-X capability" \
+	'[ "$status" = 0 ]' \
+	'grep -q "^pci 00:01.0 1af4:1043 class 078000" <<<"$out"' \
+	'! grep -q "msix table" <<<"$out"'
+
+# --- endless input and no driver: nothing is read, nothing spins
+mkfifo "$TMP/fifo"
+yes console-input >"$TMP/fifo" &
+writer=$!
+rm -f "$TMP/stats.json"
+run run --kernel "$PROBE" --rng "" --console "in=$TMP/fifo,out=$TMP/con.out" --stats-json "$TMP/stats.json"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+check "console: input waiting without receive buffers costs no I/O-thread CPU" \
+	'[ "$status" = 0 ]' \
+	'[ "$(jqv ".devices[1].bytes_in")" = 0 ]' \
+	'[ "$(jqv ".cpu.io_ns")" -lt 200000000 ]'
+
+finish
