@@ -22,6 +22,12 @@
 #define PROBE_EXIT_BLK_IOERR    13  /* a blk request completed with a non-OK status */
 #define PROBE_EXIT_NO_BLK       14  /* blk= given but no usable virtio-blk device */
 #define PROBE_EXIT_BLK_TIMEOUT  15  /* a virtio-blk request never completed */
+#define PROBE_EXIT_NO_NET       16  /* net= given but no usable virtio-net device */
+#define PROBE_EXIT_ARP_TIMEOUT  17  /* the peer's MAC (ARP) could not be resolved */
+#define PROBE_EXIT_ECHO_MISSING 18  /* an ICMP/UDP echo reply did not arrive */
+#define PROBE_EXIT_ECHO_WRONG   19  /* an echo reply with a wrong id/seq/payload */
+#define PROBE_EXIT_NET_TX       20  /* a virtio-net transmit never completed */
+#define PROBE_EXIT_NO_RNG       21  /* lat= given but no usable virtio-rng device */
 
 /*
  * outb(code, DEBUG_EXIT_PORT). If that returns (no debug-exit device), print

@@ -14,6 +14,21 @@
 void idt_init(void);
 
 /*
+ * Timed entry for `vector` (up to 4 vectors at a time): its gate is pointed
+ * at a stub that reads the TSC as its third instruction (after saving %rax
+ * and %rdx, before the ordinary stub and isr_common) and keeps the value for
+ * idt_entry_tsc(). Returns 0, or -1 when all timed stubs are in use.
+ * idt_untime_vector() restores the ordinary gate. Both reload the IDT and
+ * leave IF as it was.
+ */
+int idt_time_vector(uint8_t vector);
+void idt_untime_vector(uint8_t vector);
+
+/* TSC at entry of the latest interrupt on timed `vector` (0 if not timed or
+ * not fired yet); valid inside its handler for the current interrupt. */
+uint64_t idt_entry_tsc(uint8_t vector);
+
+/*
  * Called by isr.S for every vector with frame = {error code (0 if the CPU
  * pushes none), RIP, CS, RFLAGS, RSP, SS}. Vectors 0..31 print
  * "probe: exception N rip=0x..." (plus "probe: page fault cr2=0x... error=0x..."

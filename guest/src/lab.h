@@ -26,6 +26,15 @@ static inline void lab_marker(uint8_t m)
 }
 
 /*
+ * TSC frequency in Hz: CPUID leaf 0x15 (crystal ratio, with the crystal
+ * frequency in ECX), else 0x16 (base MHz), else the hypervisor timing leaf
+ * 0x40000010 (EAX = TSC kHz, if the hypervisor's max leaf reaches it); else
+ * 2 GHz is assumed. *src (if non-NULL) names the source: "cpuid 0x15",
+ * "cpuid 0x16", "cpuid 0x40000010" or "assumed".
+ */
+uint64_t lab_tsc_hz(const char **src);
+
+/*
  * Call after every virtio completion the driver has seen. The first call of
  * the run writes marker 1 and prints "probe: ready"; it returns the TSC
  * cycles that took (for the caller to leave out of its timing), later calls

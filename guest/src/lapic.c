@@ -14,6 +14,7 @@
 #define REG_EOI         0x0b0
 #define REG_SVR         0x0f0
 #define REG_TMR         0x180   /* 8 x 32-bit, 16 bytes apart */
+#define REG_ICR_LO      0x300
 #define REG_LVT_TIMER   0x320
 #define REG_LVT_LINT0   0x350
 #define REG_LVT_LINT1   0x360
@@ -25,6 +26,7 @@
 #define LVT_MASKED      0x10000
 #define LVT_PERIODIC    0x20000
 #define TIMER_DIV_16    0x3
+#define ICR_SELF        0x40000 /* destination shorthand 01: self */
 
 static bool ready;
 
@@ -80,6 +82,11 @@ void lapic_eoi(void)
 bool lapic_tmr(uint8_t vector)
 {
     return (lapic_read(REG_TMR + (vector >> 5) * 0x10) >> (vector & 31)) & 1;
+}
+
+void lapic_self_ipi(uint8_t vector)
+{
+    lapic_write(REG_ICR_LO, ICR_SELF | vector);     /* fixed, edge, physical */
 }
 
 void lapic_timer_start(uint8_t vector, uint32_t count)

@@ -32,6 +32,10 @@ void lapic_eoi(void);
  * level-triggered. Only meaningful before the EOI of that interrupt. */
 bool lapic_tmr(uint8_t vector);
 
+/* Send `vector` to this CPU: one ICR write, fixed delivery, edge, "self"
+ * shorthand. */
+void lapic_self_ipi(uint8_t vector);
+
 /*
  * Start the LAPIC timer in periodic mode, divide by 16, initial count
  * `count`, raising `vector` (edge). With KVM's 1 GHz APIC timer clock

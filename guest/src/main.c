@@ -8,15 +8,25 @@
 #include "idt.h"
 #include "irq.h"
 #include "lapic.h"
+#include "latency.h"
 #include "lib.h"
 #include "mem.h"
+#include "net.h"
 #include "pci.h"
 #include "start_info.h"
 #include "virtio_blk.h"
+#include "virtio_net.h"
 #include "virtio_rng.h"
 
 #define RNG_DEFAULT_KIB 64
 #define RNG_MAX_KIB     65536
+
+/* lat=, latwait=, selfipi=: the interrupt latency workloads. */
+struct lat_args {
+    unsigned long lat;      /* lat=N: rng latency-mode interrupts to measure, 0: off */
+    bool poll;              /* latwait=poll */
+    unsigned long selfipi;  /* selfipi=N, 0: off */
+};
 
 /* Everything below 4 GiB is identity-mapped by entry.S. */
 #define MAPPED_LIMIT 0x100000000ull
@@ -65,19 +75,25 @@ static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d
  * table. Returns 0 if every check passed, else an exit status.
  */
 static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
-                       const struct blk_args *blk)
+                       const struct blk_args *blk, const struct lat_args *lat,
+                       const struct net_args *net)
 {
-    const char *mode = "none", *bmode = "none";
+    const char *mode = "none", *bmode = "none", *nmode = "none";
     int ndevs = pci_enumerate(), rc = 0, irc;
     struct pci_dev *rng = find_dev(ndevs, virtio_rng_match);
     struct pci_dev *bd = blk ? find_dev(ndevs, virtio_blk_match) : NULL;
+    struct pci_dev *nd = net ? find_dev(ndevs, virtio_net_match) : NULL;
 
-    if ((rng || bd) && lapic_init())
+    if ((rng || bd || nd || lat->selfipi) && lapic_init())
         rc = PROBE_EXIT_LAPIC;
-    if (!rng)
+    if (!rng) {
         console_puts("probe: no virtio-rng device\n");
-    else if (!rc)
-        rc = virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+        if (lat->lat && !rc)
+            rc = PROBE_EXIT_NO_RNG;
+    } else if (!rc) {
+        rc = lat->lat ? virtio_rng_latency(rng, lat->lat, lat->poll, irq_mode, &mode)
+                      : virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+    }
     if (blk && !bd) {
         console_puts("probe: no virtio-blk device\n");
         if (!rc)
@@ -87,6 +103,17 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
         if (!rng)
             mode = bmode;   /* the global summary names the first driven device */
     }
+    if (net && !nd) {
+        console_puts("probe: no virtio-net device\n");
+        if (!rc)
+            rc = PROBE_EXIT_NO_NET;
+    } else if (nd && !rc) {
+        rc = net_run(nd, net, irq_mode, &nmode);
+        if (!rng && !bd)
+            mode = nmode;
+    }
+    if (lat->selfipi && !rc)
+        rc = lat_run_floor(lat->selfipi, lat->poll);
     irq_disable();
     irc = irq_report(mode);
     return rc ? rc : irc;
@@ -128,6 +155,33 @@ static bool parse_blk_args(const char *cmdline, struct blk_args *a)
     return val || a->get_id;
 }
 
+/* lat=, latwait=, selfipi=; exits 2 on a bad value. */
+static void parse_lat_args(const char *cmdline, struct lat_args *a)
+{
+    const char *val;
+    size_t len;
+
+    memset(a, 0, sizeof(*a));
+    if (cmdline_get_uint(cmdline, "lat", LAT_MAX_N, &a->lat) < 0 ||
+        (cmdline_get(cmdline, "lat", &len) && a->lat == 0)) {
+        console_puts("probe: bad lat value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if ((val = cmdline_get(cmdline, "latwait", &len))) {
+        if (len == 4 && !memcmp(val, "poll", 4)) {
+            a->poll = true;
+        } else if (!(len == 3 && !memcmp(val, "hlt", 3))) {
+            console_puts("probe: bad latwait value\n");
+            probe_exit(PROBE_EXIT_BAD_ARG);
+        }
+    }
+    if (cmdline_get_uint(cmdline, "selfipi", LAT_MAX_N, &a->selfipi) < 0 ||
+        (cmdline_get(cmdline, "selfipi", &len) && a->selfipi == 0)) {
+        console_puts("probe: bad selfipi value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+}
+
 /*
  * Called once from entry.S in 64-bit mode with si = the PVH start_info
  * (physical == virtual). Never returns.
@@ -138,7 +192,9 @@ void probe_main(const struct hvm_start_info *si)
     unsigned long code = 0, rng_kib = RNG_DEFAULT_KIB;
     enum virtio_irq_mode irq_mode = VIRTIO_IRQ_AUTO;
     struct blk_args blk;
-    bool want_blk;
+    struct lat_args lat;
+    struct net_args net;
+    bool want_blk, want_net;
     const char *val;
     size_t len;
     int rc;
@@ -169,11 +225,13 @@ void probe_main(const struct hvm_start_info *si)
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
     want_blk = parse_blk_args(cmdline, &blk);
+    parse_lat_args(cmdline, &lat);
+    want_net = net_parse_args(cmdline, &net);
     mem_init(si);
 
     if (cmdline_has(cmdline, "fault"))     /* test hook: #PF above the mapped 4 GiB */
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
 
-    rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL);
+    rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL);
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

@@ -4,6 +4,7 @@
 #include "lab.h"
 #include "lib.h"
 #include "mem.h"
+#include "stats.h"
 #include "wait.h"
 
 /* Feature bits (virtio 1.x, 5.2.3). */
@@ -388,41 +389,6 @@ static int issue(struct blk_gen *g, struct blk_stats *st, const char *name)
 
 /* ---- statistics ---- */
 
-/* k-th smallest of a[0..n) (n >= 1, k < n); reorders a. Quickselect with a
- * median-of-3 pivot: O(n) on average, which matters at ~1.7 us per
- * emulated instruction. */
-static uint64_t select_kth(uint64_t *a, long n, long k)
-{
-    long lo = 0, hi = n - 1;
-
-    while (lo < hi) {
-        uint64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi], pivot, t;
-        long i = lo, j = hi;
-
-        pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        while (i <= j) {
-            while (a[i] < pivot)
-                i++;
-            while (a[j] > pivot)
-                j--;
-            if (i <= j) {
-                t = a[i];
-                a[i] = a[j];
-                a[j] = t;
-                i++;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return a[k];
-    }
-    return a[k];
-}
-
 static void print_result(const char *name, const struct blk_stats *st, uint64_t cycles)
 {
     uint64_t n = st->requests, m = n < BLK_MAX_LAT ? n : BLK_MAX_LAT, p99 = 0;
@@ -430,7 +396,7 @@ static void print_result(const char *name, const struct blk_stats *st, uint64_t 
     if (m) {
         uint64_t rank = (99 * m + 99) / 100;    /* nearest rank: ceil(0.99 m) */
 
-        p99 = select_kth(lat, (long)m, (long)rank - 1);
+        p99 = stats_select_kth(lat, (long)m, (long)rank - 1);
     }
     cprintf("probe: result blk-%s requests=%u bytes=%lu cycles=%lu lat_min=%lu lat_avg=%lu "
             "lat_p99=%lu lat_max=%lu ioerr=%u qd=%u\n", name, st->requests,

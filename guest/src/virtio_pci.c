@@ -211,6 +211,8 @@ static void signal_all_queues(struct virtio_pci *vp)
     for (q = 0; q < vp->nvqs; q++) {
         vp->vq[q].signalled = true;
         vp->vq[q].irqs++;
+        if (vp->vq[q].irq_hook)
+            vp->vq[q].irq_hook(&vp->vq[q], vp->vq[q].irq_ctx);
     }
 }
 
@@ -220,6 +222,8 @@ static void vq_irq(void *ctx)
 
     vq->signalled = true;
     vq->irqs++;
+    if (vq->irq_hook)
+        vq->irq_hook(vq, vq->irq_ctx);
 }
 
 static void queues_irq(void *ctx)

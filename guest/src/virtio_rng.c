@@ -3,6 +3,7 @@
 #include "console.h"
 #include "irq.h"
 #include "lab.h"
+#include "latency.h"
 #include "lib.h"
 #include "wait.h"
 
@@ -131,4 +132,17 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         return PROBE_EXIT_IRQ_CHECK;
     }
     return 0;
+}
+
+int virtio_rng_latency(struct pci_dev *d, unsigned long n, bool poll,
+                       enum virtio_irq_mode want, const char **mode)
+{
+    int rc;
+
+    *mode = "none";
+    rc = virtio_pci_start(&rng_vp, d, 0, 1, want);
+    if (rc)
+        return rc;
+    *mode = virtio_irq_mode_name(rng_vp.mode);
+    return lat_run_rng(&rng_vp, n, poll);
 }

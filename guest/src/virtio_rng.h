@@ -31,4 +31,12 @@ bool virtio_rng_match(const struct pci_dev *d);
 int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode want,
                    const char **mode);
 
+/*
+ * Start d like virtio_rng_run, then run the interrupt latency workload
+ * lat_run_rng(n, poll) instead of reading (see latency.h); the data are
+ * stamps, so no "probe: rng read" line and no entropy check.
+ */
+int virtio_rng_latency(struct pci_dev *d, unsigned long n, bool poll,
+                       enum virtio_irq_mode want, const char **mode);
+
 #endif

@@ -65,6 +65,10 @@ struct virtq {
     uintptr_t notify_addr;      /* where to write `index` to kick */
     volatile uint32_t irqs;     /* interrupts that signalled this queue */
     volatile bool signalled;    /* set by the interrupt handler */
+    /* Optional, called in interrupt context (IF=0, before the EOI) after
+     * every interrupt that signalled this queue. */
+    void (*irq_hook)(struct virtq *vq, void *ctx);
+    void *irq_ctx;
 };
 
 /* Zero ring memory `mem` (the part a queue of `size` uses), link all
