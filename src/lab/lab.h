@@ -23,7 +23,7 @@ struct lab_metric_def {
 	bool msivm_only;         /* not measurable under QEMU (KVM exits from msivm's stats) */
 };
 
-enum lab_dev { LAB_DEV_RNG, LAB_DEV_DISK };
+enum lab_dev { LAB_DEV_RNG, LAB_DEV_DISK, LAB_DEV_NET };
 
 struct lab_experiment {
 	const char *name;                 /* "boot", "rng", "blk-randread", "lat-irqfd" ... */

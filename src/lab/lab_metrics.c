@@ -34,6 +34,20 @@ static const struct lab_metric_def blk_metrics[] = {
 	{ "lat_p99_us", "request latency, p99", "us", false, false },
 };
 
+static const struct lab_metric_def net_metrics[] = {
+	IO_METRICS("iops", "packets per second", ""),
+	{ "mib_s", "throughput", "MiB/s", true, false },
+};
+
+static const struct lab_metric_def ping_metrics[] = {
+	{ "lat_avg_us", "ping round trip, mean", "us", false, false },
+	{ "lat_p99_us", "ping round trip, p99", "us", false, false },
+	{ "irqs_per_req", "interrupts per ping", "", false, false },
+	{ "level_irqs", "level-triggered interrupts", "", false, false },
+	{ "exits_per_req", "VM exits per ping", "", false, true },
+	{ "isr_reads_per_req", "ISR reads per ping", "", false, true },
+};
+
 static const struct lab_metric_def lat_metrics[] = {
 	{ "lat_min_us", "interrupt latency, min", "us", false, false },
 	{ "lat_avg_us", "interrupt latency, mean", "us", false, false },
@@ -58,6 +72,14 @@ const struct lab_experiment lab_experiments[] = {
 	{ "blk-seqwrite", "virtio-blk, 4 KiB sequential writes + flush, queue depth 4", "blk-seqwrite",
 	  "blk=seqwrite blkkb=16384 blkops=512 qd=4", LAB_DEV_DISK, NULL, NULL, -1, 1, false,
 	  blk_metrics, N(blk_metrics) },
+	{ "net-ping", "virtio-net, ICMP echo to the peer (64 pings)", "net-ping", "net=ping netn=64",
+	  LAB_DEV_NET, NULL, NULL, -1, 1, false, ping_metrics, N(ping_metrics) },
+	{ "net-tx", "virtio-net, guest to host: 1000 UDP frames of 1024 bytes", "net-tx",
+	  "net=tx netn=1000 netsize=1024", LAB_DEV_NET, ",peer=sink", NULL, -1, 1, false, net_metrics,
+	  N(net_metrics) },
+	{ "net-rx", "virtio-net, host to guest: 1024-byte UDP frames at 2000/s for ~2 s", "net-rx",
+	  "net=rx netsecs=2", LAB_DEV_NET, ",peer=source,rate=2000,size=1024", NULL, -1, 1, true,
+	  net_metrics, N(net_metrics) },
 	{ "floor", "Platform floor: LAPIC self-IPI to handler (no VMM involved)", "floor", "selfipi=200",
 	  LAB_DEV_RNG, NULL, NULL, IRQ_MODE_MSIX, 1, true, lat_metrics, N(lat_metrics) },
 	LAT("lat-irqfd", "Interrupt latency: MSI-X via irqfd, default scheduling", IRQ_MODE_MSIX, "",

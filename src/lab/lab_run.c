@@ -79,6 +79,9 @@ static void build_msivm_argv(const struct lab_options *o, const struct lab_exper
 	if (exp->dev == LAB_DEV_DISK) {
 		snprintf(dev, sizeof(dev), "path=%s,irq=%s%s", o->disk, m, exp->dev_extra ? exp->dev_extra : "");
 		arg(a, "%s", "--disk");
+	} else if (exp->dev == LAB_DEV_NET) {
+		snprintf(dev, sizeof(dev), "backend=peer,irq=%s%s", m, exp->dev_extra ? exp->dev_extra : "");
+		arg(a, "%s", "--net");
 	} else {
 		snprintf(dev, sizeof(dev), "irq=%s%s", m, exp->dev_extra ? exp->dev_extra : "");
 		arg(a, "%s", "--rng");
@@ -105,6 +108,11 @@ static void build_qemu_argv(const struct lab_options *o, const struct lab_experi
 		arg(a, "%s", "-drive");
 		arg(a, "%s", dev);
 		snprintf(dev, sizeof(dev), "virtio-blk-pci,drive=d0,disable-legacy=on%s", vec);
+	} else if (exp->dev == LAB_DEV_NET) {
+		/* QEMU's user network answers ARP and ICMP for 10.0.2.2 and passes
+		 * UDP to the host, like msivm's peer (responder / sink). */
+		args_split(a, "-netdev user,id=n0");
+		snprintf(dev, sizeof(dev), "virtio-net-pci,netdev=n0,disable-legacy=on%s", vec);
 	} else {
 		snprintf(dev, sizeof(dev), "virtio-rng-pci,disable-legacy=on%s", vec);
 	}
@@ -123,7 +131,7 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 	if (vmm == LAB_QEMU && !o->vs_qemu)
 		return false;
 	if (vmm == LAB_QEMU && exp->msivm_only)
-		*why = "msivm only (QEMU has no such setting)";
+		*why = "msivm only (no QEMU equivalent)";
 	else if (vmm == LAB_QEMU && mode == IRQ_MODE_MSI)
 		*why = "QEMU's virtio-pci has no plain MSI capability";
 	else if (o->host_cpus < exp->min_cpus)

@@ -185,6 +185,10 @@ static void on_mark(void *opaque, unsigned id)
 		s.isr_reads += __atomic_load_n(&vm->rngs[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < vm->nblks; i++)
 		s.isr_reads += __atomic_load_n(&vm->blks[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < vm->nnets; i++)
+		s.isr_reads += __atomic_load_n(&vm->nets[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < vm->nconsoles; i++)
+		s.isr_reads += __atomic_load_n(&vm->consoles[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
 	if (id == LAB_MARK_WORK_START)
 		vm->work_start = s;
 	else
