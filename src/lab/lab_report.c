@@ -162,6 +162,11 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 	return ret;
 }
 
+static bool is_latency(const struct lab_experiment *x)
+{
+	return !strcmp(x->result, "latency") || !strcmp(x->result, "floor");
+}
+
 /* One chart per metric: a bar per mode (mean) with min-max whiskers, msivm and QEMU side by side. */
 static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 		       unsigned e, unsigned k, FILE *gp)
@@ -192,6 +197,10 @@ static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][
 	return 0;
 }
 
+struct lat_row;
+static void write_latency_chart(const struct lab_options *o,
+				struct lab_cell (*cells)[2][LAB_MAX_MODES], FILE *gp);
+
 static int write_charts(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES])
 {
 	FILE *gp = popen("gnuplot 2>/dev/null", "w");
@@ -202,20 +211,94 @@ static int write_charts(const struct lab_options *o, struct lab_cell (*cells)[2]
 		    "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset key top left opaque box\n"
 		    "set grid ytics\nset yrange [0:*]\nset xtics nomirror\n");
 	for (unsigned e = 0; e < o->nexps; e++)
-		for (unsigned k = 0; k < o->exps[e]->nmetrics; k++)
+		for (unsigned k = 0; k < o->exps[e]->nmetrics && !is_latency(o->exps[e]); k++)
 			write_chart(o, cells, e, k, gp);
+	write_latency_chart(o, cells, gp);
 	return pclose(gp) == 0 ? 0 : -EIO;
+}
+
+/* Summary row of one latency configuration: min of the minima, mean of the
+ * means and p99s, max of the maxima (metrics 0..3 of lat_metrics). */
+struct lat_row {
+	const char *name, *skip;
+	double min, mean, p99, max;
+	unsigned n;
+};
+
+static unsigned latency_rows(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
+			     struct lat_row *rows)
+{
+	unsigned n = 0;
+	for (unsigned e = 0; e < o->nexps; e++) {
+		const struct lab_experiment *x = o->exps[e];
+		if (!is_latency(x) || x->fixed_mode < 0)
+			continue;
+		const struct lab_cell *c = &cells[e][LAB_MSIVM][x->fixed_mode];
+		struct lab_summary smin = lab_summarize(c, 0), savg = lab_summarize(c, 1),
+				   sp99 = lab_summarize(c, 2), smax = lab_summarize(c, 3);
+		rows[n++] = (struct lat_row){ x->name, c->skipped ? c->skip_reason : NULL, smin.min,
+					      savg.mean, sp99.mean, smax.max, savg.n };
+	}
+	return n;
+}
+
+/* The findings' table: min/avg/p99/max per delivery path and CPU setup. */
+static void print_latency_summary(FILE *out, const struct lab_options *o,
+				  struct lab_cell (*cells)[2][LAB_MAX_MODES])
+{
+	struct lat_row rows[LAB_MAX_EXPS];
+	unsigned n = latency_rows(o, cells, rows);
+	if (!n)
+		return;
+	fprintf(out, "\nInterrupt latency summary, device signal to guest handler (us; min of minima, "
+		     "mean, mean p99, max of maxima over %u runs)\n", o->runs);
+	fprintf(out, "  %-16s %10s %10s %10s %10s\n", "configuration", "min", "mean", "p99", "max");
+	for (unsigned i = 0; i < n; i++) {
+		if (rows[i].skip)
+			fprintf(out, "  %-16s skipped: %s\n", rows[i].name, rows[i].skip);
+		else if (!rows[i].n)
+			fprintf(out, "  %-16s %10s\n", rows[i].name, "n/a");
+		else
+			fprintf(out, "  %-16s %10.1f %10.1f %10.1f %10.1f\n", rows[i].name, rows[i].min,
+				rows[i].mean, rows[i].p99, rows[i].max);
+	}
+}
+
+/* One chart like the findings' table: min, mean, p99 and max per configuration. */
+static void write_latency_chart(const struct lab_options *o,
+				struct lab_cell (*cells)[2][LAB_MAX_MODES], FILE *gp)
+{
+	struct lat_row rows[LAB_MAX_EXPS];
+	unsigned n = latency_rows(o, cells, rows);
+	if (!n)
+		return;
+	fprintf(gp, "set output '%s/latency.svg'\nset logscale y\nset yrange [1:*]\n"
+		    "set style histogram clustered gap 1\nset xtics rotate by -35\nset key top left\n"
+		    "set title \"Interrupt latency, device signal to guest handler (us, log scale)\\n"
+		    "floor = LAPIC self-IPI, no VMM; %u runs; skipped configurations at 1\"\n"
+		    "set ylabel 'us'\n"
+		    "plot '-' using 2:xtic(1) title 'min', '-' using 2 title 'mean', "
+		    "'-' using 2 title 'p99', '-' using 2 title 'max'\n", o->out_dir, o->runs);
+	for (unsigned k = 0; k < 4; k++) {
+		for (unsigned i = 0; i < n; i++) {
+			double v[4] = { rows[i].min, rows[i].mean, rows[i].p99, rows[i].max };
+			fprintf(gp, "%s %g\n", rows[i].name, rows[i].n && !rows[i].skip ? v[k] : 1.0);
+		}
+		fprintf(gp, "e\n");
+	}
 }
 
 int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 	       struct error *err)
 {
 	print_table(stdout, o, cells);
+	print_latency_summary(stdout, o, cells);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/report.txt", o->out_dir);
 	FILE *f = fopen(path, "w");
 	if (f) {
 		print_table(f, o, cells);
+		print_latency_summary(f, o, cells);
 		fclose(f);
 	}
 	snprintf(path, sizeof(path), "%s/report.json", o->out_dir);

@@ -5,7 +5,7 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 
 lab="$TMP/lab"
-timeout 300 "$MSIVM" lab --runs 1 --experiments boot,rng --modes msix,msix-shared,msi,intx \
+timeout 300 "$MSIVM" lab --runs 1 --experiments boot,rng,floor,lat-irqfd --modes msix,msix-shared,msi,intx \
 	--probe "$PROBE" --out "$lab" >"$TMP/out" 2>"$TMP/err"
 status=$?
 out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
@@ -55,7 +55,7 @@ else
 fi
 runs=$(jq '[.experiments[].configs[].runs | length] | add' "$R")
 cons=$(jq '[.experiments[].configs[].runs[] | select(.console | test("probe: result"))] | length' "$R")
-if [ "$runs" = 8 ] && [ "$cons" = 8 ]; then
+if [ "$runs" = 10 ] && [ "$cons" = 10 ]; then
 	pass "report.json holds every raw run with its console and figures ($runs runs)"
 else
 	fail "report.json runs=$runs with results=$cons"
@@ -67,6 +67,14 @@ if command -v rsvg-convert >/dev/null; then
 	done
 	n=$(ls "$lab"/*.svg | wc -l)
 	[ "$ok" = 1 ] && [ "$n" -ge 9 ] && pass "$n SVG charts render" || fail "SVG charts ($n) do not all render"
+fi
+
+row=$(grep -E '^  lat-irqfd +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' <<<"$out")
+floor=$(grep -E '^  floor +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' <<<"$out")
+if [ -n "$row" ] && [ -n "$floor" ] && [ -s "$lab/latency.svg" ]; then
+	pass "interrupt latency summary (min/mean/p99/max) with the platform floor beside it, and its chart"
+else
+	fail "latency summary: row='$row' floor='$floor'"
 fi
 
 run lab --runs 0
