@@ -71,37 +71,6 @@ static void blk_config_write(void *opaque, uint32_t off, const void *data, uint3
 /* ---- chain access: the guest may rewrite its buffers at any time, so
  * every value is copied out once and only the copy is checked ---- */
 
-/* Copies `len` bytes found `skip` bytes into the device-readable buffers. */
-static void gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len)
-{
-	uint8_t *d = dst;
-	for (uint32_t i = 0; i < c->n_out && len; i++) {
-		uint32_t blen = c->buf[i].len;
-		if (skip >= blen) {
-			skip -= blen;
-			continue;
-		}
-		uint32_t n = blen - skip < len ? blen - skip : len;
-		memcpy(d, (uint8_t *)c->buf[i].host + skip, n);
-		d += n;
-		len -= n;
-		skip = 0;
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory */
-}
-
-/* Writes `len` bytes at the start of the device-writable buffers. */
-static void scatter(const struct virtq_chain *c, const void *src, uint32_t len)
-{
-	const uint8_t *s = src;
-	for (uint32_t i = c->n_out; i < c->n_out + c->n_in && len; i++) {
-		uint32_t n = c->buf[i].len < len ? c->buf[i].len : len;
-		memcpy(c->buf[i].host, s, n);
-		s += n;
-		len -= n;
-	}
-}
-
 /* Fills `iov` with bytes [skip, end) of buffers [first, first + n), counted
  * from the start of buffer `first`.
  * Returns the segment count, -E2BIG past seg_max, -EMSGSIZE for a segment
@@ -299,7 +268,7 @@ static int dwz_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "%u data bytes, %u writable: "
 			      "want one 16-byte segment", c->out_bytes - HDR_SIZE, c->in_bytes);
 	uint8_t seg[DWZ_SIZE];
-	gather(c, HDR_SIZE, seg, DWZ_SIZE);
+	virtq_chain_gather(c, HDR_SIZE, seg, DWZ_SIZE);
 	uint64_t sector;
 	uint32_t num, flags;
 	memcpy(&sector, seg, 8);
@@ -342,7 +311,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 			      c->out_bytes);
 	}
 	uint8_t hdr[HDR_SIZE];
-	gather(c, 0, hdr, HDR_SIZE);
+	virtq_chain_gather(c, 0, hdr, HDR_SIZE);
 	uint32_t type;
 	uint64_t sector;
 	memcpy(&type, hdr, 4);
@@ -368,7 +337,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 		if (c->out_bytes != HDR_SIZE)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
 		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
-		scatter(c, b->id, n);
+		virtq_chain_scatter(c, b->id, n);
 		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, n + 1);
 		return 0;
 	}

@@ -32,24 +32,6 @@ const char *virtio_net_drop_name(enum vnet_drop d)
 	return (unsigned)d < VNET_NDROPS ? drop_names[d] : "?";
 }
 
-void vnet_gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len)
-{
-	uint8_t *d = dst;
-	for (uint32_t i = 0; i < c->n_out && len; i++) {
-		uint32_t blen = c->buf[i].len;
-		if (skip >= blen) {
-			skip -= blen;
-			continue;
-		}
-		uint32_t n = blen - skip < len ? blen - skip : len;
-		memcpy(d, (uint8_t *)c->buf[i].host + skip, n);
-		d += n;
-		len -= n;
-		skip = 0;
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory */
-}
-
 uint16_t vnet_ctrl_queue(const struct virtio_net *n)
 {
 	return vnet_has(n, VIRTIO_NET_F_MQ) ? (uint16_t)(2 * n->max_pairs) : 2;

@@ -25,7 +25,7 @@ static uint8_t run_command(struct virtio_net *n, uint16_t qi)
 		return VIRTIO_NET_ERR;
 	}
 	uint8_t cmd[CTRL_HDR + 2] = { 0 };
-	vnet_gather(c, 0, cmd, c->out_bytes < sizeof(cmd) ? c->out_bytes : sizeof(cmd));
+	virtq_chain_gather(c, 0, cmd, c->out_bytes < sizeof(cmd) ? c->out_bytes : sizeof(cmd));
 	if (cmd[0] == VIRTIO_NET_CTRL_MQ && cmd[1] == VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET) {
 		uint16_t pairs = vnet_le16(cmd + 2);
 		if (!vnet_has(n, VIRTIO_NET_F_MQ) || c->out_bytes != CTRL_HDR + 2 || pairs < 1 ||

@@ -19,10 +19,6 @@ static inline bool vnet_has(const struct virtio_net *n, unsigned f)
 static inline uint16_t vnet_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static inline void vnet_put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 
-/* Copies `len` bytes found `skip` bytes into the chain's device-readable
- * buffers to dst (the copy is what gets checked: the guest may rewrite). */
-void vnet_gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len);
-
 /* Index of the control queue as the driver sees it (2 * pairs with MQ, else 2). */
 uint16_t vnet_ctrl_queue(const struct virtio_net *n);
 

@@ -57,7 +57,7 @@ static int frame_iov(struct virtio_net *n, struct iovec *iov, uint32_t len)
 {
 	const struct virtq_chain *c = &n->chain;
 	if (c->n_out > VIRTIO_NET_TX_IOV) {
-		vnet_gather(c, VIRTIO_NET_HDR_LEN, n->txbuf, len);
+		virtq_chain_gather(c, VIRTIO_NET_HDR_LEN, n->txbuf, len);
 		iov[0] = (struct iovec){ n->txbuf, len };
 		return 1;
 	}
@@ -119,7 +119,7 @@ static int tx_one(struct virtio_net *n, uint16_t qi, struct virtq *q)
 		return -EIO;
 	}
 	uint8_t hdr[VIRTIO_NET_HDR_LEN];
-	vnet_gather(c, 0, hdr, sizeof(hdr));
+	virtq_chain_gather(c, 0, hdr, sizeof(hdr));
 	uint32_t len = c->out_bytes - VIRTIO_NET_HDR_LEN;
 	int why = send_frame(n, qi, hdr, len);
 	if (why >= 0) {

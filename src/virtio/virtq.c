@@ -344,3 +344,32 @@ bool virtq_has_work(struct virtq *q)
 		return false;
 	return load16_acquire(q->avail_host + AVAIL_IDX) != q->last_avail;
 }
+
+void virtq_chain_gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	for (uint32_t i = 0; i < c->n_out && len; i++) {
+		uint32_t blen = c->buf[i].len;
+		if (skip >= blen) {
+			skip -= blen;
+			continue;
+		}
+		uint32_t n = blen - skip < len ? blen - skip : len;
+		memcpy(d, (uint8_t *)c->buf[i].host + skip, n);
+		d += n;
+		len -= n;
+		skip = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* no re-reads of guest memory */
+}
+
+void virtq_chain_scatter(const struct virtq_chain *c, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	for (uint32_t i = c->n_out; i < c->n_out + c->n_in && len; i++) {
+		uint32_t n = c->buf[i].len < len ? c->buf[i].len : len;
+		memcpy(c->buf[i].host, s, n);
+		s += n;
+		len -= n;
+	}
+}

@@ -85,4 +85,13 @@ void virtq_set_notify(struct virtq *q, bool enable);
 /* True if the avail ring has chains not yet popped (acquire read of avail->idx). False once broken. */
 bool virtq_has_work(struct virtq *q);
 
+/* Copies `len` bytes found `skip` bytes into the chain's device-readable
+ * buffers into dst (a short chain leaves the rest of dst untouched). Guest
+ * memory is read once: validate the copy, never the buffer. */
+void virtq_chain_gather(const struct virtq_chain *c, uint32_t skip, void *dst, uint32_t len);
+
+/* Copies up to `len` bytes of src to the start of the chain's
+ * device-writable buffers, in order. */
+void virtq_chain_scatter(const struct virtq_chain *c, const void *src, uint32_t len);
+
 #endif
