@@ -1,4 +1,4 @@
-/* guest/src/net.c - ARP/IPv4/ICMP/UDP for the probe (10.0.2.15, peer 10.0.2.2) and the ping/udp/serve/rx/tx workloads. */
+/* guest/src/net.c - ARP/IPv4/ICMP/UDP for the probe (netip=, peer netpeer=) and the ping/udp/serve/rx/tx workloads. */
 #include "net.h"
 #include "cmdline.h"
 #include "console.h"
@@ -35,10 +35,13 @@
 #define WATCHDOG_TICKS  WAIT_WATCHDOG_TICKS     /* 10 ms: bounds every sleep */
 
 /* Addresses as they are in memory (network byte order). */
-#define IP4(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-#define MY_IP           IP4(10, 0, 2, 15)
-#define PEER_IP         IP4(10, 0, 2, 2)
+#define MY_IP           S.ip        /* netip= */
+#define PEER_IP         S.peer      /* netpeer= */
 #define BCAST_IP        0xffffffffu
+/* cprintf("..." IP_FMT "...", IP_ARGS(ip)) */
+#define IP_FMT          "%u.%u.%u.%u"
+#define IP_ARGS(ip)     (unsigned int)((ip) & 255), (unsigned int)((ip) >> 8 & 255), \
+                        (unsigned int)((ip) >> 16 & 255), (unsigned int)((ip) >> 24)
 
 struct eth_hdr {
     uint8_t dst[6], src[6];
@@ -90,12 +93,15 @@ static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 static struct {
     struct vnet_info info;
+    uint32_t ip, peer;          /* netip=, netpeer= (network byte order) */
     uint8_t peer_mac[6];
     bool peer_known;
     uint64_t hz;                /* TSC frequency used for timeouts and netsecs */
     uint64_t now;               /* TSC at the start of the current poll pass */
     uint32_t bad;               /* frames that failed a check */
     uint32_t served, arp_replies, tx_drop;
+    uint32_t udp_served;        /* UDP port 7 datagrams echoed (serve) */
+    bool serving;               /* net=serve running: echo UDP port 7 */
     uint64_t good_frames, good_bytes;   /* frames that passed the checks */
     uint16_t ip_id;
     /* what the running workload waits for */
@@ -327,7 +333,35 @@ static bool icmp_in(const uint8_t *f, const struct ip_hdr *ip, const uint8_t *l4
     return true;
 }
 
-static bool udp_in(const struct ip_hdr *ip, const uint8_t *l4, uint32_t l4len)
+/* net=serve: echo the datagram (header + payload at l4, ulen bytes, checks
+ * passed) to the sender's MAC, address and port, from port 7. Swapping the
+ * addresses and the ports leaves the UDP checksum as it is, so a non-zero
+ * one is copied; a zero one (none) is computed. */
+static void udp_echo(const uint8_t *f, const struct ip_hdr *ip, const uint8_t *l4, uint16_t ulen)
+{
+    const struct udp_hdr *h = (const struct udp_hdr *)l4;
+    uint8_t *o = vnet_tx_buf(), *r;
+    struct udp_hdr *rh;
+    uint16_t c;
+
+    if (!o || ulen > VNET_BUF_SIZE - VNET_HDR_LEN - ETH_HLEN - IP_HLEN) {
+        S.tx_drop++;
+        return;
+    }
+    r = ip_out(o, ((const struct eth_hdr *)f)->src, ip->src, IP_PROTO_UDP, ulen);
+    memcpy(r, l4, ulen);
+    rh = (struct udp_hdr *)r;
+    rh->sport = h->dport;
+    rh->dport = h->sport;
+    if (!h->csum) {
+        c = csum_fold(csum_add(pseudo_sum(MY_IP, ip->src, IP_PROTO_UDP, ulen), r, ulen));
+        rh->csum = c ? c : 0xffff;
+    }
+    vnet_tx_send(ETH_HLEN + IP_HLEN + ulen, 0, 0, true);
+    S.udp_served++;
+}
+
+static bool udp_in(const uint8_t *f, const struct ip_hdr *ip, const uint8_t *l4, uint32_t l4len)
 {
     const struct udp_hdr *h = (const struct udp_hdr *)l4;
     uint16_t ulen;
@@ -346,6 +380,10 @@ static bool udp_in(const struct ip_hdr *ip, const uint8_t *l4, uint32_t l4len)
 
         expect_result(plen == S.exp_len && !memcmp(l4 + UDP_HLEN, S.exp_payload, plen),
                       "payload");
+    } else if (S.serving && h->dport == htons(UDP_ECHO_PORT) && ip->dst == MY_IP &&
+               h->sport != htons(UDP_ECHO_PORT) && h->sport) {
+        /* unicast only; never to port 7 or 0 (no echo loop between two servers) */
+        udp_echo(f, ip, l4, ulen);
     }
     return true;
 }
@@ -366,7 +404,7 @@ static bool ip_in(const uint8_t *f, uint32_t len)
     if (ip->proto == IP_PROTO_ICMP)
         return icmp_in(f, ip, (const uint8_t *)ip + ihl, tot - ihl);
     if (ip->proto == IP_PROTO_UDP)
-        return udp_in(ip, (const uint8_t *)ip + ihl, tot - ihl);
+        return udp_in(f, ip, (const uint8_t *)ip + ihl, tot - ihl);
     return true;
 }
 
@@ -460,14 +498,8 @@ static uint8_t *tx_get(int *rc)
     return f;
 }
 
-static void print_mac(const char *what, const uint8_t *m)
-{
-    cprintf("probe: net %s %02x:%02x:%02x:%02x:%02x:%02x\n", what, m[0], m[1], m[2], m[3], m[4],
-            m[5]);
-}
-
 /* Learn the peer's MAC: up to `tries` ARP requests, 250 ms apart. 0,
- * PROBE_EXIT_ARP_TIMEOUT (after "probe: net arp 10.0.2.2 timeout") or a
+ * PROBE_EXIT_ARP_TIMEOUT (after "probe: net arp <peer> timeout") or a
  * device error. */
 static int arp_resolve(unsigned int tries)
 {
@@ -489,10 +521,12 @@ static int arp_resolve(unsigned int tries)
             return rc;
     }
     if (!S.peer_known) {
-        console_puts("probe: net arp 10.0.2.2 timeout\n");
+        cprintf("probe: net arp " IP_FMT " timeout\n", IP_ARGS(PEER_IP));
         return PROBE_EXIT_ARP_TIMEOUT;
     }
-    print_mac("arp 10.0.2.2 is", S.peer_mac);
+    cprintf("probe: net arp " IP_FMT " is %02x:%02x:%02x:%02x:%02x:%02x\n", IP_ARGS(PEER_IP),
+            S.peer_mac[0], S.peer_mac[1], S.peer_mac[2], S.peer_mac[3], S.peer_mac[4],
+            S.peer_mac[5]);
     return 0;
 }
 
@@ -592,11 +626,12 @@ static int run_echo(bool udp, unsigned long n, unsigned long size)
     return 0;
 }
 
-/* net=serve / net=rx: answer and count for secs seconds. */
+/* net=serve / net=rx: answer and count for secs seconds (serve also echoes
+ * UDP port 7). */
 static int run_listen(bool rx, unsigned long secs)
 {
     uint64_t t0, deadline, frames0 = S.good_frames, bytes0 = S.good_bytes;
-    uint32_t served0 = S.served, bad0 = S.bad;
+    uint32_t served0 = S.served, udp0 = S.udp_served, bad0 = S.bad;
     int rc;
 
     if (rx && !S.peer_known) {
@@ -608,8 +643,10 @@ static int run_listen(bool rx, unsigned long secs)
     lab_marker(LAB_MARK_BEGIN);
     t0 = rdtsc();
     deadline = t0 + secs * S.hz;
+    S.serving = !rx;
     while (!(rc = step(deadline)))
         ;
+    S.serving = false;
     if (rc > 0)
         return rc;
     lab_marker(LAB_MARK_END);
@@ -618,7 +655,8 @@ static int run_listen(bool rx, unsigned long secs)
                 (unsigned long)(S.good_frames - frames0), (unsigned long)(S.good_bytes - bytes0),
                 (unsigned long)(rdtsc() - t0), S.bad - bad0);
     else
-        cprintf("probe: net served %u echo requests\n", S.served - served0);
+        cprintf("probe: net served %u echo requests %u udp echoes\n", S.served - served0,
+                S.udp_served - udp0);
     return 0;
 }
 
@@ -719,6 +757,35 @@ static int parse_workloads(const char *s, size_t len, struct net_args *a)
     return 0;
 }
 
+/* Dotted-quad IPv4 address (four decimal numbers 0..255 of 1-3 digits),
+ * first byte 1..223 (not 0.x, multicast, reserved or broadcast); into *out
+ * in network byte order. -1 if malformed. */
+static int parse_ip4(const char *s, size_t len, uint32_t *out)
+{
+    uint32_t ip = 0;
+    unsigned int part;
+    size_t i = 0;
+
+    for (part = 0; part < 4; part++) {
+        unsigned int v = 0, nd = 0;
+
+        if (part) {
+            if (i >= len || s[i] != '.')
+                return -1;
+            i++;
+        }
+        for (; i < len && nd < 3 && s[i] >= '0' && s[i] <= '9'; i++, nd++)
+            v = v * 10 + (unsigned int)(s[i] - '0');
+        if (!nd || v > 255)
+            return -1;
+        ip |= (uint32_t)v << (8 * part);
+    }
+    if (i != len || (ip & 255) == 0 || (ip & 255) >= 224)
+        return -1;
+    *out = ip;
+    return 0;
+}
+
 static void bad_value(const char *key)
 {
     cprintf("probe: bad %s value\n", key);
@@ -727,13 +794,15 @@ static void bad_value(const char *key)
 
 bool net_parse_args(const char *cmdline, struct net_args *a)
 {
-    const char *val;
+    const char *val, *v2;
     size_t len;
 
     memset(a, 0, sizeof(*a));
     a->n = NET_DEFAULT_N;
     a->size = NET_DEFAULT_SIZE;
     a->secs = NET_DEFAULT_SECS;
+    a->ip = NET_DEFAULT_IP;
+    a->peer = NET_DEFAULT_PEER;
     if ((val = cmdline_get(cmdline, "net", &len)) && parse_workloads(val, len, a))
         bad_value("net");
     if (cmdline_get_uint(cmdline, "netn", NET_MAX_N, &a->n) < 0 || a->n == 0)
@@ -742,6 +811,10 @@ bool net_parse_args(const char *cmdline, struct net_args *a)
         bad_value("netsize");
     if (cmdline_get_uint(cmdline, "netsecs", NET_MAX_SECS, &a->secs) < 0 || a->secs == 0)
         bad_value("netsecs");
+    if ((v2 = cmdline_get(cmdline, "netip", &len)) && parse_ip4(v2, len, &a->ip))
+        bad_value("netip");
+    if ((v2 = cmdline_get(cmdline, "netpeer", &len)) && parse_ip4(v2, len, &a->peer))
+        bad_value("netpeer");
     return val != NULL;
 }
 
@@ -756,12 +829,15 @@ int net_run(struct pci_dev *d, const struct net_args *a, enum virtio_irq_mode wa
 
     *mode = "none";
     memset(&S, 0, sizeof(S));
+    S.ip = a->ip;
+    S.peer = a->peer;
     if ((rc = vnet_start(d, want, &S.info)))
         return rc;
     vp = vnet_dev();
     *mode = virtio_irq_mode_name(vp->mode);
     S.hz = lab_tsc_hz(&src);
     cprintf("probe: net tsc %lu MHz (%s)\n", (unsigned long)(S.hz / 1000000), src);
+    cprintf("probe: net ip " IP_FMT " peer " IP_FMT "\n", IP_ARGS(MY_IP), IP_ARGS(PEER_IP));
     if (S.info.mtu >= IP_HLEN + UDP_HLEN && size > S.info.mtu - IP_HLEN - UDP_HLEN + 0ul) {
         size = S.info.mtu - IP_HLEN - UDP_HLEN;     /* the device's MTU is binding */
         cprintf("probe: netsize clamped to %lu (mtu)\n", size);
@@ -790,10 +866,11 @@ int net_run(struct pci_dev *d, const struct net_args *a, enum virtio_irq_mode wa
     irqs = vp->vq[0].irqs;
     if (vp->mode == VIRTIO_IRQ_MSIX)
         irqs += vp->vq[1].irqs;     /* else one interrupt signals both queues */
-    cprintf("probe: net %s rx=%lu tx=%lu bad=%u arp_replies=%u echo_replies=%u tx_drop=%u\n",
+    cprintf("probe: net %s rx=%lu tx=%lu bad=%u arp_replies=%u echo_replies=%u tx_drop=%u "
+            "udp_echoes=%u\n",
             d->name, (unsigned long)vnet_counters()->rx_frames,
             (unsigned long)vnet_counters()->tx_frames, S.bad, S.arp_replies, S.served,
-            S.tx_drop);
+            S.tx_drop, S.udp_served);
     cprintf("probe: virtio %s queue_irqs=%lu config_irqs=%u isr_empty=%u\n", d->name, irqs,
             vp->config_irqs, vp->isr_empty);
     if (!rc && irqs == 0 && (vnet_counters()->rx_frames || vnet_counters()->tx_frames)) {

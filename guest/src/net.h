@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "exit.h"
 #include "pci.h"
@@ -16,6 +17,11 @@
 #define NET_MAX_SIZE        1472        /* UDP/ICMP payload in a 1500-byte IP packet */
 #define NET_DEFAULT_SECS    5
 #define NET_MAX_SECS        3600
+
+/* IPv4 addresses as they are in memory (network byte order). */
+#define NET_IP4(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define NET_DEFAULT_IP      NET_IP4(10, 0, 2, 15)
+#define NET_DEFAULT_PEER    NET_IP4(10, 0, 2, 2)
 
 enum net_workload {
     NET_WL_PING,
@@ -31,10 +37,13 @@ struct net_args {
     unsigned long n;                /* netn= */
     unsigned long size;             /* netsize= */
     unsigned long secs;             /* netsecs= */
+    uint32_t ip;                    /* netip=, network byte order */
+    uint32_t peer;                  /* netpeer=, network byte order */
 };
 
 /*
- * net=, netn=, netsize=, netsecs= from the command line into *a. Returns
+ * net=, netn=, netsize=, netsecs=, netip=, netpeer= from the command line
+ * into *a. Returns
  * true if net= was given; prints "probe: bad <key> value" and exits 2 on a
  * bad value.
  */
@@ -42,9 +51,9 @@ bool net_parse_args(const char *cmdline, struct net_args *a);
 
 /*
  * Start d (vnet_start) in irq mode `want`, then run the workloads of `a` in
- * order as 10.0.2.15 with the peer 10.0.2.2, answering ARP requests for
- * 10.0.2.15 and ICMP echo requests to it throughout (see guest/README.md,
- * "virtio-net"). *mode is set to the interrupt mode used ("none" if the
+ * order as a->ip with the peer a->peer, answering ARP requests for a->ip
+ * and ICMP echo requests to it throughout, and UDP datagrams to its port 7
+ * during `serve` (see guest/README.md, "virtio-net"). *mode is set to the interrupt mode used ("none" if the
  * device did not start). Returns 0 or the first PROBE_EXIT_* status (5, 8,
  * 17, 18, 19, 20, 9 when no queue interrupt came); a failing workload stops
  * the remaining ones.

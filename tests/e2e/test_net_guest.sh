@@ -22,6 +22,25 @@ for mode in msix msix-shared msi intx; do
 	fi
 done
 
+# Two msivm guests joined by the socket backend: one serves (ARP, ICMP, UDP
+# echo) as 10.0.2.2, the other pings it and sends UDP; no root needed.
+sock="$TMP/link"
+"$MSIVM" run --kernel "$PROBE" --net "backend=socket,path=$sock" \
+	--cmdline "netip=10.0.2.2 net=serve netsecs=8" >"$TMP/srv" 2>&1 &
+srv=$!
+sleep 1
+run run --kernel "$PROBE" --net "backend=socket,path=$sock" --cmdline "net=ping,udp netn=8"
+wait "$srv"
+srv_status=$?
+if [ "$status" = 0 ] && [ "$srv_status" = 0 ] &&
+	grep -qE 'probe: result net-ping requests=8 .*bad=0' <<<"$out" &&
+	grep -qE 'probe: result net-udp requests=8 bytes=512 .*bad=0' <<<"$out" &&
+	grep -q 'probe: net served 8 echo requests 8 udp echoes' "$TMP/srv"; then
+	pass "two guests joined by the socket backend exchange ICMP and UDP echoes"
+else
+	fail "socket-joined guests (client $status, server $srv_status): $(grep 'net served' "$TMP/srv")"
+fi
+
 # The host's own ping reaches the probe through a tap in a namespace this test creates.
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v ping >/dev/null &&
 	ip netns add msivm-e2e-$$ 2>/dev/null; then
