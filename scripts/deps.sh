@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev liburing-dev jq util-linux coreutils
-	qemu-system-x86 time gnuplot-nox librsvg2-bin iproute2 iputils-ping perl)
+	qemu-system-x86 time gnuplot-nox librsvg2-bin iproute2 iputils-ping perl acpica-tools)
 
 missing=()
 for p in "${pkgs[@]}"; do

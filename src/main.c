@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "arch/x86/boot.h"
+#include "arch/x86/cpuid.h"
 #include "arch/x86/layout.h"
 #include "lab/lab.h"
 #include "util/log.h"
@@ -25,8 +26,10 @@ static const char usage_text[] =
 	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
 	"       msivm --help | --version\n"
 	"\n"
-	"msivm run: boot a kernel (an ELF with a PVH entry note) in a KVM microVM.\n"
-	"  --kernel FILE      kernel image to boot (required)\n"
+	"msivm run: boot a kernel (a PVH ELF or a Linux bzImage) in a KVM microVM.\n"
+	"  --kernel FILE      kernel image to boot (required): a PVH ELF or a Linux bzImage\n"
+	"  --initrd FILE      initial ramdisk\n"
+	"  --cpuid-hide LIST  hide CPUID features, e.g. cmpxchg16b,xsave (see the manual)\n"
 	"  --cmdline STR      kernel command line\n"
 	"  --mem SIZE         guest RAM, e.g. 256M or 1G (default 256M)\n"
 	"  --cpus N           number of vCPUs, 1-255 (default 1)\n"
@@ -69,6 +72,7 @@ static const char usage_text[] =
 struct run_opts {
 	const char *kernel;
 	const char *cmdline;
+	const char *initrd;
 	const char *serial;
 	const char *stats_json;
 	bool stats;
@@ -85,7 +89,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
-       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_CONSOLE, OPT_NET };
+       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -102,6 +106,8 @@ static const struct option run_options[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
+	{ "initrd", required_argument, NULL, OPT_INITRD },
+	{ "cpuid-hide", required_argument, NULL, OPT_CPUID_HIDE },
 	{ "rt", required_argument, NULL, OPT_RT },
 	{ "dedicated", no_argument, NULL, OPT_DEDICATED },
 	{ "halt-poll", required_argument, NULL, OPT_HALT_POLL },
@@ -365,6 +371,13 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_STATS: o->stats = true; break;
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case OPT_CPU_PIN: pins = optarg; break;
+		case OPT_INITRD: o->initrd = optarg; break;
+		case OPT_CPUID_HIDE: {
+			struct error e;
+			if (cpuid_hide_parse(optarg, &o->vm.cpuid_hide, &e))
+				return usage_error("--cpuid-hide: %s", e.msg);
+			break;
+		}
 		case OPT_DEDICATED: o->vm.cpu.dedicated = true; break;
 		case OPT_RT:
 			if (parse_uint(optarg, 1, 99, &v))
@@ -489,7 +502,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	status = EXIT_MSIVM_ERROR;
 	if (vm_create(vm, &o.vm, &err) == 0) {
-		if (x86_boot_kernel(vm, o.kernel, o.cmdline, &err) == 0 && vm_run(vm, &err) == 0) {
+		struct x86_boot_spec boot = { o.kernel, o.cmdline, o.initrd };
+		if (x86_boot(vm, &boot, &err) == 0 && vm_run(vm, &err) == 0) {
 			status = exit_status_of(vm);
 			if (o.stats)
 				vm_stats_print(vm, stderr);

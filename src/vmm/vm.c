@@ -238,7 +238,8 @@ static int setup_vcpus(struct vm *vm, struct error *err)
 		ret = vcpu_create(&vm->vcpus[i], vm, i, err);
 		if (!ret) {
 			vm->ncpus++;
-			ret = cpuid_apply(vm->vcpus[i].fd, cpuid, i, vm->cfg.ncpus, err);
+			ret = cpuid_apply_hide(vm->vcpus[i].fd, cpuid, i, vm->cfg.ncpus,
+					       vm->cfg.cpuid_hide, err);
 		}
 	}
 	free(cpuid);

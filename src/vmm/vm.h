@@ -18,6 +18,7 @@
 #include "irq/gsi_routes.h"
 #include "pci/pci_host.h"
 #include "util/error.h"
+#include "arch/x86/cpuid.h"
 #include "vmm/cpu_policy.h"
 #include "vmm/evloop.h"
 #include "vmm/guest_mem.h"
@@ -45,6 +46,7 @@ struct vm_config {
 	bool pit;               /* create the in-kernel PIT */
 	int serial_fd;          /* where COM1 output goes */
 	struct cpu_policy cpu;  /* pinning, priority, dedicated mode, halt polling */
+	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
 	struct vm_device_spec devices[VM_MAX_DEVICES];
 	uint32_t ndevices;
 };

@@ -5,9 +5,19 @@
 #include "util/error.h"
 #include "vmm/vm.h"
 
-/* Loads the kernel at `path` into `vm` with `cmdline` (NULL: empty) and puts
- * vCPU 0 at its entry. Today: ELF images with a PVH note. Returns 0, or
- * -errno with a message naming the file and the problem. */
-int x86_boot_kernel(struct vm *vm, const char *path, const char *cmdline, struct error *err);
+/* What to boot. */
+struct x86_boot_spec {
+	const char *kernel;   /* an ELF with a PVH entry note, or a Linux bzImage */
+	const char *cmdline;  /* NULL: empty */
+	const char *initrd;   /* initial ramdisk file; NULL: none */
+};
+
+/* Loads the kernel (and initrd) into `vm`, writes the ACPI tables, the boot
+ * data of the kernel's entry protocol and puts vCPU 0 at its entry: an ELF
+ * with a PVH note enters through PVH (32-bit, hvm_start_info, initrd as
+ * module 0), a bzImage through the Linux 64-bit boot protocol (long mode,
+ * zero page). Both are given the RSDP. Returns 0, or -errno with a message
+ * naming the file and the problem. */
+int x86_boot(struct vm *vm, const struct x86_boot_spec *spec, struct error *err);
 
 #endif

@@ -11,13 +11,32 @@
  * Returns 0 or -errno with a message. */
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out, struct error *err);
 
+/* A set of features to hide from the guest: bit i stands for the i-th
+ * name cpuid_feature_name() lists. 0 hides nothing. */
+typedef uint64_t cpuid_hide_t;
+
+/* The name of hideable feature `i` ("cmpxchg16b", "xsave", ...), or NULL
+ * past the last one. */
+const char *cpuid_feature_name(unsigned i);
+
+/* Parses a comma-separated list of feature names (case-insensitive; empty
+ * items ignored, so "" hides nothing) into *hide. Returns 0, or -EINVAL with
+ * a message naming the unknown feature and listing the known ones. */
+int cpuid_hide_parse(const char *list, cpuid_hide_t *hide, struct error *err);
+
 /* The one place that decides the guest's CPUID: for vCPU `apic_id` of
  * `ncpus`, sets the APIC IDs and logical CPU count (leaves 1, 0xB, 0x1F)
- * and the hypervisor bit. Edits `c` in place. */
-void cpuid_filter(struct kvm_cpuid2 *c, uint32_t apic_id, uint32_t ncpus);
+ * and the hypervisor bit, and clears the bits of every feature in `hide`
+ * (xsave also empties leaf 0xD and hides what needs XSAVE state: osxsave,
+ * avx, fma, f16c, avx2, avx512f). Edits `c` in place. */
+void cpuid_filter(struct kvm_cpuid2 *c, uint32_t apic_id, uint32_t ncpus, cpuid_hide_t hide);
 
-/* Copies `supported`, filters it for this vCPU and sets it with
- * KVM_SET_CPUID2. Returns 0 or -errno with a message. */
+/* Copies `supported`, filters it for this vCPU (hiding `hide`) and sets it
+ * with KVM_SET_CPUID2. Returns 0 or -errno with a message. */
+int cpuid_apply_hide(int vcpu_fd, const struct kvm_cpuid2 *supported, uint32_t apic_id,
+		     uint32_t ncpus, cpuid_hide_t hide, struct error *err);
+
+/* cpuid_apply_hide hiding nothing. */
 int cpuid_apply(int vcpu_fd, const struct kvm_cpuid2 *supported, uint32_t apic_id,
 		uint32_t ncpus, struct error *err);
 

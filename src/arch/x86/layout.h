@@ -24,11 +24,27 @@
  * segment may not overlap it. */
 #define BOOT_DATA_START  0x1000ULL
 #define BOOT_DATA_END    0x80000ULL
+#define BOOT_GDT         0x1000ULL   /* 64-bit entry: flat GDT (null, -, code 0x10, data 0x18, TSS 0x20) */
 #define PVH_START_INFO   0x6000ULL   /* struct hvm_start_info */
+#define PVH_MODLIST      0x6080ULL   /* hvm_modlist_entry: the initrd as module 0 */
 #define PVH_MEMMAP       0x6100ULL   /* hvm_memmap_table_entry[] */
 #define PVH_MEMMAP_MAX   64
+#define ZERO_PAGE        0x7000ULL   /* Linux struct boot_params, 4 KiB */
+#define BOOT_PML4        0x9000ULL   /* 64-bit entry: identity-mapping page tables */
+#define BOOT_PDPT        0xA000ULL
+#define BOOT_PD          0xB000ULL   /* BOOT_PD_COUNT page directories of 2 MiB pages */
+#define BOOT_PD_COUNT    4           /* maps [0, 4 GiB) */
 #define CMDLINE_ADDR     0x20000ULL
 #define CMDLINE_MAX      4096        /* bytes, including the NUL */
+
+/* ACPI tables (RSDP first) in the reserved legacy BIOS area, where a kernel
+ * that is given no RSDP address finds them by scanning. */
+#define ACPI_START       0xE0000ULL
+#define ACPI_END         0x100000ULL
+
+/* Linux bzImage: the protected-mode kernel is loaded at 1 MiB; its 64-bit
+ * entry point is 0x200 bytes in. */
+#define BZIMAGE_LOAD_ADDR HIGH_MEM_START
 
 /* Smallest and largest guest RAM msivm accepts. */
 #define GUEST_MEM_MIN    (2 * MiB)

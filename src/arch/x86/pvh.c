@@ -1,4 +1,4 @@
-/* PVH boot: ELF kernel image -> guest RAM segments, start_info, memory map, command line. */
+/* PVH boot: ELF kernel image -> guest RAM segments, start_info, memory map, command line, RSDP, initrd. */
 #include "arch/x86/pvh.h"
 
 #include <elf.h>
@@ -11,6 +11,9 @@
 
 _Static_assert(sizeof(struct hvm_start_info) == 56, "hvm_start_info layout");
 _Static_assert(sizeof(struct hvm_memmap_table_entry) == 24, "memmap entry layout");
+_Static_assert(sizeof(struct hvm_modlist_entry) == 32, "modlist entry layout");
+_Static_assert(PVH_MODLIST >= PVH_START_INFO + sizeof(struct hvm_start_info) &&
+	       PVH_MODLIST + sizeof(struct hvm_modlist_entry) <= PVH_MEMMAP, "modlist room");
 
 /* True if [off, off+len) lies inside a buffer of `size` bytes. */
 static int in_file(size_t size, uint64_t off, uint64_t len)
@@ -92,6 +95,10 @@ static int check_segment(const struct guest_mem *gm, const uint8_t *image, size_
 		return error_set(err, -ERANGE,
 				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps msivm's boot data "
 				 "(0x%llx-0x%llx)", idx, start, end, BOOT_DATA_START, BOOT_DATA_END);
+	if (start < ACPI_END && end > ACPI_START)
+		return error_set(err, -ERANGE,
+				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps msivm's ACPI tables "
+				 "(0x%llx-0x%llx)", idx, start, end, ACPI_START, ACPI_END);
 	if (!gm_contains(gm, start, ph->p_memsz))
 		return error_set(err, -ERANGE,
 				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " is outside guest RAM "
@@ -183,5 +190,21 @@ int pvh_write_start_info(const struct guest_mem *gm, const char *cmdline, struct
 		.memmap_paddr = PVH_MEMMAP,
 		.memmap_entries = n,
 	};
+	return 0;
+}
+
+int pvh_set_boot_extras(const struct guest_mem *gm, uint64_t rsdp, uint64_t initrd_addr,
+			uint64_t initrd_size, struct error *err)
+{
+	struct hvm_start_info *si = gm_ptr(gm, PVH_START_INFO, sizeof(*si));
+	struct hvm_modlist_entry *mod = gm_ptr(gm, PVH_MODLIST, sizeof(*mod));
+	if (!si || !mod)
+		return error_set(err, -ERANGE, "guest RAM too small for the boot data");
+	si->rsdp_paddr = rsdp;
+	if (initrd_size) {
+		*mod = (struct hvm_modlist_entry){ .paddr = initrd_addr, .size = initrd_size };
+		si->nr_modules = 1;
+		si->modlist_paddr = PVH_MODLIST;
+	}
 	return 0;
 }

@@ -32,6 +32,13 @@ struct hvm_memmap_table_entry {
 	uint32_t reserved;
 };
 
+struct hvm_modlist_entry {
+	uint64_t paddr;
+	uint64_t size;
+	uint64_t cmdline_paddr;
+	uint64_t reserved;
+};
+
 struct pvh_image {
 	uint32_t entry;      /* 32-bit physical entry point from the note */
 	uint64_t load_start; /* lowest byte loaded */
@@ -39,10 +46,11 @@ struct pvh_image {
 };
 
 /* Checks that `image` is an x86-64 ELF executable with a PVH entry note and
- * that every PT_LOAD segment fits in guest RAM, outside the MMIO hole and
- * msivm's boot data; then copies the segments (zeroing .bss). Returns 0 and
- * fills *out, or -ENOEXEC/-EINVAL/-ERANGE with a message in *err. Nothing is
- * written to guest memory unless every check passes. */
+ * that every PT_LOAD segment fits in guest RAM, outside the MMIO hole,
+ * msivm's boot data and the ACPI tables; then copies the segments (zeroing
+ * .bss). Returns 0 and fills *out, or -ENOEXEC/-EINVAL/-ERANGE with a
+ * message in *err. Nothing is written to guest memory unless every check
+ * passes. */
 int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
 		 struct pvh_image *out, struct error *err);
 
@@ -50,5 +58,12 @@ int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
  * their fixed places in the boot data area. Returns 0, or -E2BIG when the
  * command line does not fit in CMDLINE_MAX bytes (message in *err). */
 int pvh_write_start_info(const struct guest_mem *gm, const char *cmdline, struct error *err);
+
+/* Adds to the hvm_start_info that pvh_write_start_info wrote: the ACPI RSDP
+ * address `rsdp` (0: none) and, when `initrd_size` is not 0, the initrd at
+ * `initrd_addr` as module 0 (modlist at PVH_MODLIST; Linux takes it as its
+ * initrd). Returns 0, or -ERANGE with a message if RAM does not hold them. */
+int pvh_set_boot_extras(const struct guest_mem *gm, uint64_t rsdp, uint64_t initrd_addr,
+			uint64_t initrd_size, struct error *err);
 
 #endif
