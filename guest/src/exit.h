@@ -28,6 +28,7 @@
 #define PROBE_EXIT_ECHO_WRONG   19  /* an echo reply with a wrong id/seq/payload */
 #define PROBE_EXIT_NET_TX       20  /* a virtio-net transmit never completed */
 #define PROBE_EXIT_NO_RNG       21  /* lat= given but no usable virtio-rng device */
+#define PROBE_EXIT_SMP          22  /* smp: fewer CPUs answered than expected, or no trampoline page */
 
 /*
  * outb(code, DEBUG_EXIT_PORT). If that returns (no debug-exit device), print

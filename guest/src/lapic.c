@@ -2,6 +2,7 @@
 #include "lapic.h"
 #include "console.h"
 #include "cpu.h"
+#include "io.h"
 #include "mmio.h"
 
 #define MSR_APIC_BASE       0x1b
@@ -15,6 +16,7 @@
 #define REG_SVR         0x0f0
 #define REG_TMR         0x180   /* 8 x 32-bit, 16 bytes apart */
 #define REG_ICR_LO      0x300
+#define REG_ICR_HI      0x310
 #define REG_LVT_TIMER   0x320
 #define REG_LVT_LINT0   0x350
 #define REG_LVT_LINT1   0x360
@@ -27,6 +29,12 @@
 #define LVT_PERIODIC    0x20000
 #define TIMER_DIV_16    0x3
 #define ICR_SELF        0x40000 /* destination shorthand 01: self */
+#define ICR_DM_INIT     0x500
+#define ICR_DM_STARTUP  0x600
+#define ICR_BUSY        0x1000  /* delivery status: send pending */
+#define ICR_ASSERT      0x4000
+#define ICR_LEVEL       0x8000
+#define ICR_IDLE_POLLS  1000
 
 static bool ready;
 
@@ -87,6 +95,34 @@ bool lapic_tmr(uint8_t vector)
 void lapic_self_ipi(uint8_t vector)
 {
     lapic_write(REG_ICR_LO, ICR_SELF | vector);     /* fixed, edge, physical */
+}
+
+void lapic_ap_enable(void)
+{
+    lapic_write(REG_SVR, SVR_ENABLE | LAPIC_SPURIOUS_VECTOR);
+}
+
+/* Physical destination `dest`: wait (bounded) for the previous IPI to leave,
+ * then ICR high (destination) and low (command; the write sends). */
+static void icr_send(uint8_t dest, uint32_t lo)
+{
+    unsigned int n;
+
+    for (n = 0; n < ICR_IDLE_POLLS && (lapic_read(REG_ICR_LO) & ICR_BUSY); n++)
+        cpu_relax();
+    lapic_write(REG_ICR_HI, (uint32_t)dest << 24);
+    lapic_write(REG_ICR_LO, lo);
+}
+
+void lapic_send_init(uint8_t dest)
+{
+    icr_send(dest, ICR_LEVEL | ICR_ASSERT | ICR_DM_INIT);
+    icr_send(dest, ICR_LEVEL | ICR_DM_INIT);            /* de-assert, as Linux */
+}
+
+void lapic_send_sipi(uint8_t dest, uint8_t vector)
+{
+    icr_send(dest, ICR_DM_STARTUP | vector);
 }
 
 void lapic_timer_start(uint8_t vector, uint32_t count)

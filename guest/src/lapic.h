@@ -1,4 +1,4 @@
-/* guest/src/lapic.h - local APIC (xAPIC MMIO at 0xFEE00000): enable, EOI, TMR, one-shot watchdog timer. */
+/* guest/src/lapic.h - local APIC (xAPIC MMIO at 0xFEE00000): enable, EOI, TMR, one-shot watchdog timer, INIT/SIPI. */
 #ifndef PROBE_LAPIC_H
 #define PROBE_LAPIC_H
 
@@ -35,6 +35,16 @@ bool lapic_tmr(uint8_t vector);
 /* Send `vector` to this CPU: one ICR write, fixed delivery, edge, "self"
  * shorthand. */
 void lapic_self_ipi(uint8_t vector);
+
+/* On an AP (after INIT/SIPI; IA32_APIC_BASE enabled, LVTs masked by INIT):
+ * software-enable its LAPIC, SVR = enable | LAPIC_SPURIOUS_VECTOR. */
+void lapic_ap_enable(void);
+
+/* INIT IPI to physical APIC ID `dest` (level assert, then de-assert), and
+ * a STARTUP IPI with `vector` (the AP starts in real mode at vector << 12).
+ * Each ICR write first waits (bounded) for the delivery status to clear. */
+void lapic_send_init(uint8_t dest);
+void lapic_send_sipi(uint8_t dest, uint8_t vector);
 
 /*
  * Start the LAPIC timer in periodic mode, divide by 16, initial count

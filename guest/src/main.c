@@ -1,4 +1,4 @@
-/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, PCI listing, virtio-rng and virtio-blk runs, irq table, exit. */
+/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, `smp` AP bring-up, PCI listing, virtio-rng and virtio-blk runs, irq table, exit. */
 #include <stdint.h>
 
 #include "cmdline.h"
@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "net.h"
 #include "pci.h"
+#include "smp.h"
 #include "start_info.h"
 #include "virtio_blk.h"
 #include "virtio_net.h"
@@ -228,6 +229,8 @@ void probe_main(const struct hvm_start_info *si)
     parse_lat_args(cmdline, &lat);
     want_net = net_parse_args(cmdline, &net);
     mem_init(si);
+    if (cmdline_has(cmdline, "smp"))       /* AP bring-up; exits 2, 10 or 22 on failure */
+        smp_run(si, cmdline);
 
     if (cmdline_has(cmdline, "fault"))     /* test hook: #PF above the mapped 4 GiB */
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;

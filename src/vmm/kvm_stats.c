@@ -23,11 +23,16 @@ static void add(struct kvm_stats *out, const char *name, uint64_t v)
 	s->value = v;
 }
 
-int kvm_stats_accumulate(int fd, struct kvm_stats *out)
+int kvm_stats_open(int fd)
 {
 	int sfd = ioctl(fd, KVM_GET_STATS_FD, NULL);
+	return sfd < 0 ? -errno : sfd;
+}
+
+int kvm_stats_accumulate(int sfd, struct kvm_stats *out)
+{
 	if (sfd < 0)
-		return -errno;
+		return -EBADF;
 	struct kvm_stats_header h;
 	int ret = 0;
 	uint8_t *descs = NULL;
@@ -63,7 +68,6 @@ int kvm_stats_accumulate(int fd, struct kvm_stats *out)
 	}
 out:
 	free(descs);
-	close(sfd);
 	return ret;
 }
 

@@ -16,10 +16,15 @@ struct kvm_stats {
 	struct kvm_stat s[KVM_STATS_MAX];
 };
 
-/* Reads every single-valued counter of the object behind `fd` (a vCPU or VM
- * fd) through KVM_GET_STATS_FD and adds it into *out, matching by name, so
- * calling it for each vCPU sums them. Returns 0 or -errno. */
-int kvm_stats_accumulate(int fd, struct kvm_stats *out);
+/* Opens the binary stats fd of a vCPU or VM fd (KVM_GET_STATS_FD). Do it
+ * before the vCPU runs: vCPU ioctls wait for KVM_RUN to return, reading the
+ * stats fd does not. Returns the fd or -errno. */
+int kvm_stats_open(int fd);
+
+/* Reads every single-valued counter from a stats fd and adds it into *out,
+ * matching by name, so calling it for each vCPU sums them. Never blocks on
+ * a running vCPU. Returns 0 or -errno. */
+int kvm_stats_accumulate(int stats_fd, struct kvm_stats *out);
 
 /* Value of the counter `name`, 0 if absent. */
 uint64_t kvm_stats_get(const struct kvm_stats *st, const char *name);

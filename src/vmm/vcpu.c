@@ -12,6 +12,7 @@
 
 #include "arch/x86/fault.h"
 #include "util/log.h"
+#include "vmm/kvm_stats.h"
 #include "vmm/vm.h"
 
 int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
@@ -19,14 +20,18 @@ int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
 	memset(cpu, 0, sizeof(*cpu));
 	cpu->vm = vm;
 	cpu->id = id;
+	cpu->stats_fd = -1;
 	cpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
 	if (cpu->fd < 0)
 		return error_set(err, -errno, "cannot create vCPU %u: %s", id, strerror(errno));
+	cpu->stats_fd = kvm_stats_open(cpu->fd);
 	cpu->run = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, cpu->fd, 0);
 	if (cpu->run == MAP_FAILED) {
 		int e = errno;
+		if (cpu->stats_fd >= 0)
+			close(cpu->stats_fd);
 		close(cpu->fd);
-		cpu->fd = -1;
+		cpu->fd = cpu->stats_fd = -1;
 		cpu->run = NULL;
 		return error_set(err, -e, "cannot map vCPU %u state: %s", id, strerror(e));
 	}
@@ -178,8 +183,10 @@ void vcpu_destroy(struct vcpu *cpu)
 	vcpu_join(cpu);
 	if (cpu->run)
 		munmap(cpu->run, (size_t)cpu->vm->run_size);
+	if (cpu->stats_fd >= 0)
+		close(cpu->stats_fd);
 	if (cpu->fd >= 0)
 		close(cpu->fd);
 	cpu->run = NULL;
-	cpu->fd = -1;
+	cpu->fd = cpu->stats_fd = -1;
 }

@@ -15,6 +15,7 @@ struct vcpu {
 	struct vm *vm;
 	uint32_t id;
 	int fd;
+	int stats_fd;             /* KVM binary stats, opened before the vCPU runs; -1 if absent */
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;

@@ -173,7 +173,7 @@ static void on_mark(void *opaque, unsigned id)
 	struct vm_snapshot s = { .taken = true };
 	struct kvm_stats st = { 0 };
 	for (uint32_t i = 0; i < vm->ncpus; i++) {
-		kvm_stats_accumulate(vm->vcpus[i].fd, &st);
+		kvm_stats_accumulate(vm->vcpus[i].stats_fd, &st);
 		s.msivm_io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
 		s.msivm_mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
 	}

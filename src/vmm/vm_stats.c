@@ -14,7 +14,7 @@ static void collect_exits(struct vm *vm, struct kvm_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	for (uint32_t i = 0; i < vm->ncpus; i++)
-		kvm_stats_accumulate(vm->vcpus[i].fd, st);
+		kvm_stats_accumulate(vm->vcpus[i].stats_fd, st);
 }
 
 static bool is_exit_stat(const char *name)

@@ -21,6 +21,17 @@ expect "the guest sees msivm's e820 map for 64M" 3 \
 run run --kernel "$PROBE" --cmdline "exit=9" --cpus 2
 expect "two vCPUs: the boot CPU runs the probe, the AP waits, the VM stops" 9
 
+run run --kernel "$PROBE" --cpus 2 --cmdline "smp"
+expect "--cpus 2: the probe brings up the AP (INIT/SIPI) and both CPUs answer" 0 \
+	'^probe: cpus expected=2 answered=2 apic_ids=0,1$'
+run run --kernel "$PROBE" --cpus 4 --cmdline "smp"
+expect "--cpus 4: four CPUs answer with APIC IDs 0-3" 0 \
+	'^probe: cpus expected=4 answered=4 apic_ids=0,1,2,3$'
+# Regression: statistics taken while an AP sat in KVM_RUN (INIT wait) used to
+# block on its vCPU mutex and hang every multi-vCPU VM with a device.
+run run --kernel "$PROBE" --cpus 2 --rng "" --cmdline "smp"
+expect "--cpus 2 with virtio-rng: the devices work while the AP waits" 0 'probe: rng read 65536 bytes'
+
 run run --kernel "$PROBE" --serial "$TMP/console.txt" --cmdline "exit=4"
 if [ "$status" = 4 ] && grep -q '^msivm-probe v0: cmdline="exit=4"$' "$TMP/console.txt" && [ -z "$out" ]; then
 	pass "--serial FILE sends the console to the file"
