@@ -29,6 +29,7 @@ static const struct lab_metric_def rng_metrics[] = { IO_METRICS("mib_s", "throug
 static const struct lab_metric_def blk_metrics[] = {
 	IO_METRICS("iops", "IOPS", ""),
 	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "", true, false },
+	{ "iops_per_cpu_s_ready", "requests per host CPU second, after ready", "", true, false },
 	{ "mib_s", "throughput", "MiB/s", true, false },
 	{ "lat_avg_us", "request latency, mean", "us", false, false },
 	{ "lat_p99_us", "request latency, p99", "us", false, false },
@@ -202,6 +203,7 @@ void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw 
 		set(exp, v, "exits_per_req", ex / reqs);
 		set(exp, v, "work_cpu_us_per_req", json_num(root, "workload", "cpu_ns") / 1e3 / reqs);
 		set(exp, v, "iops_per_cpu_s", reqs / (raw->cpu_ns / 1e9));
+		set(exp, v, "iops_per_cpu_s_ready", reqs / (raw->cpu_after_ready_ns / 1e9));
 		set(exp, v, "isr_reads_per_req", isr / reqs);
 	}
 	set(exp, v, "level_irqs", guest_irq_value(raw->console, "level"));

@@ -13,6 +13,7 @@
 struct lab_raw {
 	enum lab_vmm vmm;
 	double wall_ns, ready_ns, cpu_ns, tsc_hz;
+	double cpu_after_ready_ns; /* process CPU from the ready line to exit (both VMMs) */
 	const char *console;      /* guest console output */
 	const char *stats_json;   /* msivm --stats-json (NULL under QEMU) */
 	bool ok;                  /* the guest reported success */

@@ -140,7 +140,27 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 }
 
 /* Reads the child's console until EOF, noting when `ready` first appears. */
-static int capture(int fd, pid_t pid, uint64_t t0, char **console, uint64_t *ready_ns)
+/* CPU time (user + system, all threads) the process `pid` has used so far,
+ * from /proc (clock ticks); 0 if unreadable. */
+static uint64_t proc_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	unsigned long long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static int capture(int fd, pid_t pid, uint64_t t0, char **console, uint64_t *ready_ns,
+		   uint64_t *ready_cpu_ns)
 {
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap);
@@ -168,8 +188,10 @@ static int capture(int fd, pid_t pid, uint64_t t0, char **console, uint64_t *rea
 			break;
 		len += (size_t)n;
 		buf[len] = 0;
-		if (!*ready_ns && strstr(buf, LAB_READY_LINE))
+		if (!*ready_ns && strstr(buf, LAB_READY_LINE)) {
 			*ready_ns = now_ns() - t0;
+			*ready_cpu_ns = proc_cpu_ns(pid);
+		}
 	}
 	buf[len] = 0;
 	*console = buf;
@@ -191,6 +213,7 @@ static char *slurp(const char *path)
 
 /* Runs argv with stdout captured; fills the run's console and status. */
 static int spawn(const struct argv_buf *a, struct lab_run *run, uint64_t *wall, uint64_t *ready_ns,
+		 uint64_t *ready_cpu_ns,
 		 struct rusage *ru, struct error *err)
 {
 	int pipefd[2];
@@ -212,7 +235,7 @@ static int spawn(const struct argv_buf *a, struct lab_run *run, uint64_t *wall, 
 		_exit(127);
 	}
 	close(pipefd[1]);
-	capture(pipefd[0], pid, t0, &run->console, ready_ns);
+	capture(pipefd[0], pid, t0, &run->console, ready_ns, ready_cpu_ns);
 	close(pipefd[0]);
 	int wstatus = 0;
 	while (wait4(pid, &wstatus, 0, ru) < 0 && errno == EINTR)
@@ -238,10 +261,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		build_msivm_argv(o, exp, mode, cmdline, json, a);
 	else
 		build_qemu_argv(o, exp, mode, cmdline, a);
-	uint64_t wall = 0, ready_ns = 0;
+	uint64_t wall = 0, ready_ns = 0, ready_cpu_ns = 0;
 	struct rusage ru = { 0 };
 	run->console = NULL;
-	int ret = spawn(a, run, &wall, &ready_ns, &ru, err);
+	int ret = spawn(a, run, &wall, &ready_ns, &ready_cpu_ns, &ru, err);
 	free(a);
 	run->raw_json = vmm == LAB_MSIVM ? slurp(json) : NULL;
 	unlink(json);
@@ -251,7 +274,9 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {
 		.vmm = vmm, .wall_ns = (double)wall, .ready_ns = ready_ns ? (double)ready_ns : NAN,
-		.cpu_ns = cpu_ns, .tsc_hz = o->tsc_hz, .console = run->console,
+		.cpu_ns = cpu_ns,
+		.cpu_after_ready_ns = ready_ns && cpu_ns > (double)ready_cpu_ns ? cpu_ns - (double)ready_cpu_ns : NAN,
+		.tsc_hz = o->tsc_hz, .console = run->console,
 		.stats_json = run->raw_json,
 		.ok = run->status == (vmm == LAB_QEMU ? 1 : 0),
 	};
