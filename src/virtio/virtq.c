@@ -328,8 +328,11 @@ void virtq_set_notify(struct virtq *q, bool enable)
 	if (q->size == 0)
 		return;
 	if (q->event_idx) {
+		/* Kick at the next chain the driver adds, even when chains it
+		 * already added are still unused (a device waiting for more). */
 		if (enable)
-			store16_relaxed(avail_event_ptr(q), q->last_avail);
+			store16_relaxed(avail_event_ptr(q),
+					load16_acquire(q->avail_host + AVAIL_IDX));
 	} else {
 		store16_relaxed(q->used_host + USED_FLAGS, enable ? 0 : VIRTQ_USED_F_NO_NOTIFY);
 	}

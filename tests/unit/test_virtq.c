@@ -594,6 +594,19 @@ static void test_pop_keeps_avail_event_current(void **state)
 	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
 }
 
+/* A device that leaves posted chains unused (waiting for more, as net RX does
+ * for a large frame) must still get a kick for the next chain. */
+static void test_set_notify_asks_for_the_next_chain(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, true);
+	put_desc(f, DESC_GPA, 0, DATA_GPA, 4, VIRTQ_DESC_F_WRITE, 0);
+	publish(f, 0);
+	publish(f, 0); /* two chains posted, none popped */
+	virtq_set_notify(&f->q, true);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
+}
+
 static void test_has_work(void **state)
 {
 	struct fx *f = *state;
@@ -950,6 +963,7 @@ int main(void)
 		T(test_set_notify_writes_used_flags),
 		T(test_set_notify_writes_avail_event),
 		T(test_pop_keeps_avail_event_current),
+		T(test_set_notify_asks_for_the_next_chain),
 		T(test_has_work),
 		T(test_avail_index_jump_is_rejected),
 		T(test_avail_index_backwards_is_rejected),
