@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fake_driver.h"
 #include "backends/blk_backend.h"
 #include "blk_fault.h"
 #include "devices/virtio_blk.h"
@@ -151,59 +152,20 @@ static void file_read(struct fx *f, uint64_t off, void *buf, size_t len)
 
 /* ---- the fake driver: common config, config space, rings ---- */
 
-static void cw(struct fx *f, uint64_t off, uint64_t v, uint32_t len)
-{
-	pthread_mutex_lock(&f->blk->pci.lock);
-	vpci_common_write(&f->blk->pci, off, &v, len);
-	pthread_mutex_unlock(&f->blk->pci.lock);
-}
-
-static uint64_t cr(struct fx *f, uint64_t off, uint32_t len)
-{
-	uint64_t v = 0;
-	pthread_mutex_lock(&f->blk->pci.lock);
-	vpci_common_read(&f->blk->pci, off, &v, len);
-	pthread_mutex_unlock(&f->blk->pci.lock);
-	return v;
-}
-
-static uint64_t cfg(struct fx *f, uint32_t off, uint32_t len)
-{
-	uint64_t v = 0;
-	pthread_mutex_lock(&f->blk->pci.lock);
-	f->blk->pci.ops->config_read(f->blk->pci.opaque, off, &v, len);
-	pthread_mutex_unlock(&f->blk->pci.lock);
-	return le64toh(v);
-}
-
+static void cw(struct fx *f, uint64_t off, uint64_t v, uint32_t len) { vdrv_write(&f->blk->pci, off, v, len); }
+static uint64_t cr(struct fx *f, uint64_t off, uint32_t len) { return vdrv_read(&f->blk->pci, off, len); }
+static uint64_t cfg(struct fx *f, uint32_t off, uint32_t len) { return vdrv_config(&f->blk->pci, off, len); }
 static uint8_t dev_status(struct fx *f) { return (uint8_t)cr(f, VPCI_STATUS, 1); }
 
 /* Resets the device and brings it up again with every offered feature except `drop`. */
 static void drv_init(struct fx *f, uint64_t drop)
 {
-	cw(f, VPCI_STATUS, 0, 1);
-	cw(f, VPCI_STATUS, VIRTIO_STATUS_ACK, 1);
-	cw(f, VPCI_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER, 1);
-	cw(f, VPCI_DFSELECT, 0, 4);
-	uint64_t lo = cr(f, VPCI_DF, 4);
-	cw(f, VPCI_DFSELECT, 1, 4);
-	f->offered = lo | cr(f, VPCI_DF, 4) << 32;
-	uint64_t want = f->offered & ~drop;
-	cw(f, VPCI_GFSELECT, 0, 4);
-	cw(f, VPCI_GF, (uint32_t)want, 4);
-	cw(f, VPCI_GFSELECT, 1, 4);
-	cw(f, VPCI_GF, want >> 32, 4);
-	cw(f, VPCI_STATUS, 0x0b, 1);
+	f->offered = vdrv_negotiate(&f->blk->pci, drop);
 	assert_true(dev_status(f) & VIRTIO_STATUS_FEATURES_OK);
 	for (uint16_t q = 0; q < f->nq; q++) {
 		memset(f->ram + RING_GPA(q), 0, 0x8000);
 		f->avail_idx[q] = f->used_seen[q] = f->next_desc[q] = 0;
-		cw(f, VPCI_Q_SELECT, q, 2);
-		cw(f, VPCI_Q_SIZE, QSIZE, 2);
-		cw(f, VPCI_Q_DESC_LO, DESC_GPA(q), 8);
-		cw(f, VPCI_Q_DRIVER_LO, AVAIL_GPA(q), 8);
-		cw(f, VPCI_Q_DEVICE_LO, USED_GPA(q), 8);
-		cw(f, VPCI_Q_ENABLE, 1, 2);
+		vdrv_enable_queue(&f->blk->pci, q, QSIZE, DESC_GPA(q), AVAIL_GPA(q), USED_GPA(q));
 		assert_int_equal(cr(f, VPCI_Q_ENABLE, 2), 1);
 	}
 	cw(f, VPCI_STATUS, 0x0f, 1);

@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fake_driver.h"
 #include "backends/net_backend.h"
 #include "devices/virtio_net.h"
 #include "util/log.h"
@@ -234,61 +235,23 @@ static size_t udp(uint8_t *p, uint16_t sport, uint16_t dport, size_t datalen)
 
 /* ---- the fake driver ---- */
 
-static void cw(struct fx *f, uint64_t off, uint64_t v, uint32_t len)
-{
-	pthread_mutex_lock(&f->net->pci.lock);
-	vpci_common_write(&f->net->pci, off, &v, len);
-	pthread_mutex_unlock(&f->net->pci.lock);
-}
-
-static uint64_t cr(struct fx *f, uint64_t off, uint32_t len)
-{
-	uint64_t v = 0;
-	pthread_mutex_lock(&f->net->pci.lock);
-	vpci_common_read(&f->net->pci, off, &v, len);
-	pthread_mutex_unlock(&f->net->pci.lock);
-	return v;
-}
-
-static uint64_t cfg(struct fx *f, uint32_t off, uint32_t len)
-{
-	uint64_t v = 0;
-	pthread_mutex_lock(&f->net->pci.lock);
-	f->net->pci.ops->config_read(f->net->pci.opaque, off, &v, len);
-	pthread_mutex_unlock(&f->net->pci.lock);
-	return le64toh(v);
-}
-
+static void cw(struct fx *f, uint64_t off, uint64_t v, uint32_t len) { vdrv_write(&f->net->pci, off, v, len); }
+static uint64_t cr(struct fx *f, uint64_t off, uint32_t len) { return vdrv_read(&f->net->pci, off, len); }
+static uint64_t cfg(struct fx *f, uint32_t off, uint32_t len) { return vdrv_config(&f->net->pci, off, len); }
 static uint8_t dev_status(struct fx *f) { return (uint8_t)cr(f, VPCI_STATUS, 1); }
 
 /* Resets the device and brings it up with every offered feature except
  * `drop`; enables the queues those features use (3, or 2 * pairs + 1 with MQ). */
 static void drv_init(struct fx *f, uint64_t drop)
 {
-	cw(f, VPCI_STATUS, 0, 1);
-	cw(f, VPCI_STATUS, VIRTIO_STATUS_ACK, 1);
-	cw(f, VPCI_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER, 1);
-	cw(f, VPCI_DFSELECT, 0, 4);
-	uint64_t lo = cr(f, VPCI_DF, 4);
-	cw(f, VPCI_DFSELECT, 1, 4);
-	f->offered = lo | cr(f, VPCI_DF, 4) << 32;
+	f->offered = vdrv_negotiate(&f->net->pci, drop);
 	uint64_t want = f->offered & ~drop;
-	cw(f, VPCI_GFSELECT, 0, 4);
-	cw(f, VPCI_GF, (uint32_t)want, 4);
-	cw(f, VPCI_GFSELECT, 1, 4);
-	cw(f, VPCI_GF, want >> 32, 4);
-	cw(f, VPCI_STATUS, 0x0b, 1);
 	assert_true(dev_status(f) & VIRTIO_STATUS_FEATURES_OK);
 	f->nq = (want & F(VIRTIO_NET_F_MQ)) ? (uint16_t)(2 * f->net->max_pairs + 1) : 3;
 	for (uint16_t q = 0; q < f->nq; q++) {
 		memset(f->ram + RING_GPA(q), 0, 0x8000);
 		f->avail_idx[q] = f->used_seen[q] = f->next_desc[q] = 0;
-		cw(f, VPCI_Q_SELECT, q, 2);
-		cw(f, VPCI_Q_SIZE, f->qsize[q], 2);
-		cw(f, VPCI_Q_DESC_LO, DESC_GPA(q), 8);
-		cw(f, VPCI_Q_DRIVER_LO, AVAIL_GPA(q), 8);
-		cw(f, VPCI_Q_DEVICE_LO, USED_GPA(q), 8);
-		cw(f, VPCI_Q_ENABLE, 1, 2);
+		vdrv_enable_queue(&f->net->pci, q, f->qsize[q], DESC_GPA(q), AVAIL_GPA(q), USED_GPA(q));
 		assert_int_equal(cr(f, VPCI_Q_ENABLE, 2), 1);
 	}
 	cw(f, VPCI_STATUS, 0x0f, 1);
