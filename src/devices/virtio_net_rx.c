@@ -25,20 +25,6 @@
 
 enum rx_result { RX_DONE, RX_DROPPED, RX_NO_BUFFERS, RX_BROKEN };
 
-/* Gives back the last `cnt` chains popped and not pushed: the next pops return them again. */
-static void unpop(struct virtq *q, uint16_t cnt)
-{
-	q->last_avail = (uint16_t)(q->last_avail - cnt);
-	q->popped -= cnt;
-}
-
-/* Chains the driver has made available and the device has not taken. */
-static uint16_t avail_pending(const struct virtq *q)
-{
-	uint16_t idx = __atomic_load_n((const uint16_t *)(q->avail_host + 2), __ATOMIC_ACQUIRE);
-	return (uint16_t)(vnet_le16((const uint8_t *)&idx) - q->last_avail);
-}
-
 /* Writes [src, src + len) at byte `off` of the buffers bufs[0, cnt). */
 static void put_at(const struct virtq_buf *bufs, uint32_t cnt, uint32_t off, const uint8_t *src,
 		   uint32_t len)
@@ -85,14 +71,14 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 		if (used == q->size) {
 			/* A full ring of chains is too short (or the guest keeps adding
 			 * to a ring it cannot have refilled): the frame can never fit. */
-			unpop(q, used);
+			virtq_unpop(q, used);
 			return RX_DROPPED;
 		}
 		int r = virtq_pop(q, &n->chain);
 		if (r < 0)
 			return RX_BROKEN;
 		if (r == 0) {
-			unpop(q, used);
+			virtq_unpop(q, used);
 			*seen = used;
 			return RX_NO_BUFFERS;
 		}
@@ -101,7 +87,7 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 		const struct virtq_chain *c = &n->chain;
 		if (!mrg) {
 			if (c->in_bytes < total) {
-				unpop(q, 1);
+				virtq_unpop(q, 1);
 				return RX_DROPPED;
 			}
 			vnet_put_le16(bq->buf + 10, 1);
@@ -300,7 +286,7 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 		/* No buffers: ask for a kick, then look once more (a buffer posted
 		 * before the request was seen would otherwise never be used). */
 		virtq_set_notify(q, true);
-		if (avail_pending(q) > seen)
+		if (virtq_avail_pending(q) > seen)
 			continue;
 		if (!bq->waiting)
 			n->stats.rx_stalls++;

@@ -376,3 +376,16 @@ void virtq_chain_scatter(const struct virtq_chain *c, const void *src, uint32_t 
 		len -= n;
 	}
 }
+
+void virtq_unpop(struct virtq *q, uint16_t cnt)
+{
+	q->last_avail = (uint16_t)(q->last_avail - cnt);
+	q->popped -= cnt;
+}
+
+uint16_t virtq_avail_pending(struct virtq *q)
+{
+	if (q->broken || q->size == 0)
+		return 0;
+	return (uint16_t)(load16_acquire(q->avail_host + AVAIL_IDX) - q->last_avail);
+}

@@ -85,6 +85,15 @@ void virtq_set_notify(struct virtq *q, bool enable);
 /* True if the avail ring has chains not yet popped (acquire read of avail->idx). False once broken. */
 bool virtq_has_work(struct virtq *q);
 
+/* Gives back the last `cnt` chains popped and not pushed: the next pops
+ * return them again (a device that could not use them yet, e.g. net RX
+ * waiting for enough buffers). `cnt` must not exceed what was popped since
+ * the last push of those chains. */
+void virtq_unpop(struct virtq *q, uint16_t cnt);
+
+/* Chains the driver has made available and the device has not taken. */
+uint16_t virtq_avail_pending(struct virtq *q);
+
 /* Copies `len` bytes found `skip` bytes into the chain's device-readable
  * buffers into dst (a short chain leaves the rest of dst untouched). Guest
  * memory is read once: validate the copy, never the buffer. */

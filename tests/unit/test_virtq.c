@@ -607,6 +607,26 @@ static void test_set_notify_asks_for_the_next_chain(void **state)
 	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
 }
 
+static void test_unpop_returns_the_same_chain_again(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, false);
+	put_desc(f, DESC_GPA, 0, DATA_GPA, 4, VIRTQ_DESC_F_WRITE, 0);
+	put_desc(f, DESC_GPA, 1, DATA_GPA + 64, 8, VIRTQ_DESC_F_WRITE, 0);
+	publish(f, 0);
+	publish(f, 1);
+	assert_int_equal(virtq_avail_pending(&f->q), 2);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(f->c.head, 1);
+	virtq_unpop(&f->q, 1);
+	assert_int_equal(virtq_avail_pending(&f->q), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(f->c.head, 1);
+	assert_int_equal(f->c.in_bytes, 8);
+	assert_int_equal(virtq_avail_pending(&f->q), 0);
+}
+
 static void test_has_work(void **state)
 {
 	struct fx *f = *state;
@@ -964,6 +984,7 @@ int main(void)
 		T(test_set_notify_writes_avail_event),
 		T(test_pop_keeps_avail_event_current),
 		T(test_set_notify_asks_for_the_next_chain),
+		T(test_unpop_returns_the_same_chain_again),
 		T(test_has_work),
 		T(test_avail_index_jump_is_rejected),
 		T(test_avail_index_backwards_is_rejected),
