@@ -15,10 +15,13 @@ for mode in msix msix-shared msi intx; do
 	lvl_ok=no
 	if [ "$mode" = intx ]; then [ "${lvl:-0}" -ge 1 ] && lvl_ok=yes; else [ "${lvl:-1}" = 0 ] && lvl_ok=yes; fi
 	tx=$(jq '[.devices[] | select(.type=="net")][0].tx_frames // 0' "$TMP/s.json" 2>/dev/null)
-	if [ "$status" = 0 ] && [ "$ping_ok" = 1 ] && [ "$udp_ok" = 1 ] && [ "$lvl_ok" = yes ]; then
+	# msivm tells the guest its TSC frequency (CPUID 0x40000010): no assumed 2 GHz
+	tsc_ok=$(grep -cE 'probe: net tsc [0-9]+ MHz \(cpuid 0x40000010\)' <<<"$out")
+	if [ "$status" = 0 ] && [ "$ping_ok" = 1 ] && [ "$udp_ok" = 1 ] && [ "$lvl_ok" = yes ] &&
+		[ "$tsc_ok" = 1 ]; then
 		pass "$mode: 8 pings and 8 UDP echoes with the peer, contents verified by the guest"
 	else
-		fail "$mode: ping=$ping_ok udp=$udp_ok level=$lvl tx=$tx"
+		fail "$mode: ping=$ping_ok udp=$udp_ok level=$lvl tsc=$tsc_ok tx=$tx"
 	fi
 done
 

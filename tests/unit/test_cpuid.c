@@ -11,7 +11,7 @@
 
 #include "arch/x86/cpuid.h"
 
-#define NENT 8
+#define NENT 10
 #define ALL  0xffffffffu
 
 struct table {
@@ -151,6 +151,27 @@ static void test_feature_names_listed(void **state)
 		assert_int_equal(parse_ok(cpuid_feature_name(i)), 1ULL << i);
 }
 
+/* The timing leaf tells the guest its TSC frequency, so it need not calibrate. */
+static void test_timing_leaf_added_under_the_kvm_signature(void **state)
+{
+	struct table *t = make_table();
+	uint32_t n = t->c.nent;
+	cpuid_add_timing_leaf(&t->c, 2445000);
+	assert_int_equal(t->c.nent, n); /* no hypervisor leaf: nothing to extend */
+	t->e[t->c.nent++] = (struct kvm_cpuid_entry2){ .function = 0x40000000, .eax = 0x40000001,
+							.ebx = 0x4b4d564b };
+	cpuid_add_timing_leaf(&t->c, 0);
+	assert_int_equal(t->c.nent, n + 1); /* unknown frequency: nothing added */
+	cpuid_add_timing_leaf(&t->c, 2445000);
+	assert_int_equal(t->c.nent, n + 2);
+	assert_int_equal(leaf(t, 0x40000000, 0)->eax, CPUID_TIMING_LEAF);
+	assert_int_equal(leaf(t, CPUID_TIMING_LEAF, 0)->eax, 2445000);
+	assert_int_equal(leaf(t, CPUID_TIMING_LEAF, 0)->ebx, CPUID_APIC_BUS_KHZ);
+	cpuid_add_timing_leaf(&t->c, 2445000);
+	assert_int_equal(t->c.nent, n + 2); /* only once */
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_list_combines_and_ignores_case),
 		cmocka_unit_test(test_unknown_feature_rejected),
 		cmocka_unit_test(test_feature_names_listed),
+		cmocka_unit_test(test_timing_leaf_added_under_the_kvm_signature),
 	};
 	return cmocka_run_group_tests_name("cpuid", tests, NULL, NULL);
 }

@@ -169,15 +169,35 @@ void cpuid_filter(struct kvm_cpuid2 *c, uint32_t apic_id, uint32_t ncpus, cpuid_
 	}
 }
 
+void cpuid_add_timing_leaf(struct kvm_cpuid2 *c, uint32_t tsc_khz)
+{
+	struct kvm_cpuid_entry2 *base = NULL;
+	for (uint32_t i = 0; i < c->nent; i++) {
+		if (c->entries[i].function == CPUID_TIMING_LEAF)
+			return; /* KVM already describes it */
+		if (c->entries[i].function == 0x40000000)
+			base = &c->entries[i];
+	}
+	if (!base || tsc_khz == 0)
+		return;
+	if (base->eax < CPUID_TIMING_LEAF)
+		base->eax = CPUID_TIMING_LEAF;
+	c->entries[c->nent++] = (struct kvm_cpuid_entry2){
+		.function = CPUID_TIMING_LEAF, .eax = tsc_khz, .ebx = CPUID_APIC_BUS_KHZ,
+	};
+}
+
 int cpuid_apply_hide(int vcpu_fd, const struct kvm_cpuid2 *supported, uint32_t apic_id,
 		     uint32_t ncpus, cpuid_hide_t hide, struct error *err)
 {
 	size_t bytes = cpuid_bytes(supported->nent);
-	struct kvm_cpuid2 *c = malloc(bytes);
+	struct kvm_cpuid2 *c = malloc(cpuid_bytes(supported->nent + 1)); /* + the timing leaf */
 	if (!c)
 		return error_set(err, -ENOMEM, "out of memory for CPUID");
 	memcpy(c, supported, bytes);
 	cpuid_filter(c, apic_id, ncpus, hide);
+	int khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	cpuid_add_timing_leaf(c, khz > 0 ? (uint32_t)khz : 0);
 	int ret = ioctl(vcpu_fd, KVM_SET_CPUID2, c) ? -errno : 0;
 	free(c);
 	if (ret)

@@ -22,6 +22,18 @@ const char *cpuid_feature_name(unsigned i);
 /* Parses a comma-separated list of feature names (case-insensitive; empty
  * items ignored, so "" hides nothing) into *hide. Returns 0, or -EINVAL with
  * a message naming the unknown feature and listing the known ones. */
+/* The hypervisor timing leaf (as VMware, ACRN and others define it): EAX =
+ * TSC frequency in kHz, EBX = LAPIC timer (bus) frequency in kHz. KVM's
+ * LAPIC timer runs at 1 GHz. */
+#define CPUID_TIMING_LEAF  0x40000010u
+#define CPUID_APIC_BUS_KHZ 1000000u
+
+/* Appends the timing leaf with `tsc_khz` to `c` (which must have room for
+ * one more entry) and raises the hypervisor leaf range to include it, when
+ * KVM's signature leaf 0x40000000 is present and KVM did not provide one.
+ * A zero frequency adds nothing. Lets a guest time without calibrating. */
+void cpuid_add_timing_leaf(struct kvm_cpuid2 *c, uint32_t tsc_khz);
+
 int cpuid_hide_parse(const char *list, cpuid_hide_t *hide, struct error *err);
 
 /* The one place that decides the guest's CPUID: for vCPU `apic_id` of
