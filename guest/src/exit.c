@@ -5,6 +5,7 @@
 
 void probe_exit(uint8_t code)
 {
+    console_flush();
     outb(DEBUG_EXIT_PORT, code);
     console_puts("probe: no debug-exit device, halting\n");
     cpu_halt_forever();

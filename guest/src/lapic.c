@@ -125,15 +125,24 @@ void lapic_send_sipi(uint8_t dest, uint8_t vector)
     icr_send(dest, ICR_DM_STARTUP | vector);
 }
 
+static bool timer_running;
+
 void lapic_timer_start(uint8_t vector, uint32_t count)
 {
+    timer_running = true;
     lapic_write(REG_TIMER_DIV, TIMER_DIV_16);
     lapic_write(REG_LVT_TIMER, LVT_PERIODIC | vector);
     lapic_write(REG_TIMER_INIT, count);
 }
 
+bool lapic_timer_running(void)
+{
+    return timer_running;
+}
+
 void lapic_timer_stop(void)
 {
+    timer_running = false;
     lapic_write(REG_TIMER_INIT, 0);
     lapic_write(REG_LVT_TIMER, LVT_MASKED);
 }

@@ -54,4 +54,7 @@ void lapic_send_sipi(uint8_t dest, uint8_t vector);
 void lapic_timer_start(uint8_t vector, uint32_t count);
 void lapic_timer_stop(void);
 
+/* True between lapic_timer_start() and lapic_timer_stop(). */
+bool lapic_timer_running(void);
+
 #endif

@@ -1,4 +1,4 @@
-/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, `smp` AP bring-up, PCI listing, virtio-rng and virtio-blk runs, irq table, exit. */
+/* guest/src/main.c - probe_main: banner, start_info checks, e820 dump, `smp` AP bring-up, PCI listing, virtio-console, virtio-rng, -blk and -net runs, irq table, exit. */
 #include <stdint.h>
 
 #include "cmdline.h"
@@ -16,6 +16,7 @@
 #include "smp.h"
 #include "start_info.h"
 #include "virtio_blk.h"
+#include "virtio_console.h"
 #include "virtio_net.h"
 #include "virtio_rng.h"
 
@@ -71,22 +72,33 @@ static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d
 }
 
 /*
- * PCI listing, the virtio-rng workload if a device is present, the
- * virtio-blk workloads if asked for (blk, non-NULL), and the interrupt
- * table. Returns 0 if every check passed, else an exit status.
+ * PCI listing, the virtio console if asked for (con_cmdline: the command
+ * line for its banner, non-NULL with console=virtio), the virtio-rng
+ * workload if a device is present, the virtio-blk workloads if asked for
+ * (blk, non-NULL), and the interrupt table. Returns 0 if every check
+ * passed, else an exit status.
  */
 static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
                        const struct blk_args *blk, const struct lat_args *lat,
-                       const struct net_args *net)
+                       const struct net_args *net, const char *con_cmdline)
 {
     const char *mode = "none", *bmode = "none", *nmode = "none";
     int ndevs = pci_enumerate(), rc = 0, irc;
+    struct pci_dev *con = con_cmdline ? find_dev(ndevs, virtio_console_match) : NULL;
     struct pci_dev *rng = find_dev(ndevs, virtio_rng_match);
     struct pci_dev *bd = blk ? find_dev(ndevs, virtio_blk_match) : NULL;
     struct pci_dev *nd = net ? find_dev(ndevs, virtio_net_match) : NULL;
+    bool need_lapic = rng || bd || nd || lat->selfipi;
 
-    if ((rng || bd || nd || lat->selfipi) && lapic_init())
-        rc = PROBE_EXIT_LAPIC;
+    if (con_cmdline && !con)
+        console_puts("probe: no virtio-console device\n");
+    if ((need_lapic || con) && lapic_init()) {
+        if (need_lapic)
+            rc = PROBE_EXIT_LAPIC;
+        con = NULL;     /* "probe: lapic unusable" said why */
+    }
+    if (con)
+        virtio_console_start(con, irq_mode, con_cmdline);
     if (!rng) {
         console_puts("probe: no virtio-rng device\n");
         if (lat->lat && !rc)
@@ -235,6 +247,7 @@ void probe_main(const struct hvm_start_info *si)
     if (cmdline_has(cmdline, "fault"))     /* test hook: #PF above the mapped 4 GiB */
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
 
-    rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL);
+    rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL,
+                     cmdline_has(cmdline, "console=virtio") ? cmdline : NULL);
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

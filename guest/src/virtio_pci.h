@@ -12,7 +12,7 @@
 #define VIRTIO_PCI_VENDOR   0x1af4
 #define VIRTIO_MAX_QUEUES   8       /* per device (msivm virtio-blk offers up to 8) */
 #define VIRTIO_F_VERSION_1  (1ull << 32)
-#define VIRTIO_RING_POOL    (VIRTIO_MAX_QUEUES + 4)  /* queues of all devices together (rng 1, blk 8, net 2) */
+#define VIRTIO_RING_POOL    (VIRTIO_MAX_QUEUES + 5)  /* queues of all devices together (rng 1, blk 8, net 2, console 2) */
 
 enum virtio_irq_mode {
     VIRTIO_IRQ_AUTO,            /* pick like Linux virtio_pci, see below */

@@ -12,8 +12,10 @@
  * while it is false the CPU sleeps with "sti; hlt" (any interrupt wakes it).
  * A periodic LAPIC timer on IRQ_VEC_WATCHDOG runs meanwhile, so a lost device
  * interrupt still wakes the CPU; after `max_wakeups` wake-ups without the
- * condition the wait gives up. Needs lapic_init(). Returns with IF=1 and the
- * timer stopped: 0 if cond held, -1 on timeout.
+ * condition the wait gives up. Needs lapic_init(). A timer that is already
+ * running (started by the caller's workload) is used as it is and left
+ * running. Returns with IF=1 and the timer as it was (stopped if this call
+ * started it): 0 if cond held, -1 on timeout.
  */
 int wait_until(bool (*cond)(const void *ctx), const void *ctx, unsigned int max_wakeups);
 

@@ -76,4 +76,19 @@ check "console: input waiting without receive buffers costs no I/O-thread CPU" \
 	'[ "$(jqv ".devices[1].bytes_in")" = 0 ]' \
 	'[ "$(jqv ".cpu.io_ns")" -lt 200000000 ]'
 
+# The probe as a virtio-console driver: from its ready line on, everything it
+# prints reaches the console file byte for byte, in an MSI-X and an INTx run.
+for mode in msix intx; do
+	rm -f "$TMP/u.txt" "$TMP/f.txt"
+	run run --kernel "$PROBE" --serial "$TMP/u.txt" --cmdline "console=virtio" \
+		--console "out=$TMP/f.txt,irq=$mode" --rng "irq=$mode"
+	if [ "$status" = 0 ] && grep -q '^probe: virtio-console 00:0[0-9].0 ready$' "$TMP/f.txt" &&
+		{ head -1 "$TMP/u.txt"; sed -n '/^probe: virtio-console .* ready$/,$p' "$TMP/u.txt"; } |
+		cmp -s - "$TMP/f.txt" && [ "$(wc -l <"$TMP/f.txt")" -ge 5 ]; then
+		pass "$mode: the probe's output reaches the virtio console byte for byte"
+	else
+		fail "$mode: console file ($(wc -l <"$TMP/f.txt" 2>/dev/null) lines) differs from the UART"
+	fi
+done
+
 finish
