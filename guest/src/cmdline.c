@@ -69,3 +69,27 @@ int cmdline_get_uint(const char *cmdline, const char *key, unsigned long max,
     *out = v;
     return 1;
 }
+
+int cmdline_pick_list(const char *s, size_t len, const char *const *names, unsigned int nnames,
+                      unsigned char *out, unsigned int max)
+{
+    size_t i = 0;
+    unsigned int count = 0;
+
+    while (i <= len) {
+        size_t j = i, n;
+        unsigned int w;
+
+        while (j < len && s[j] != ',')
+            j++;
+        n = j - i;
+        for (w = 0; w < nnames; w++)
+            if (strlen(names[w]) == n && !memcmp(s + i, names[w], n))
+                break;
+        if (w == nnames || count == max)
+            return -1;
+        out[count++] = (unsigned char)w;
+        i = j + 1;
+    }
+    return (int)count;
+}

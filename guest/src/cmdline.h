@@ -24,4 +24,13 @@ const char *cmdline_get(const char *cmdline, const char *key, size_t *len);
 int cmdline_get_uint(const char *cmdline, const char *key, unsigned long max,
                      unsigned long *out);
 
+/*
+ * Parse a comma-separated list of names (s, len bytes, e.g. the value of
+ * "blk=verify,randread") into indices of `names` (nnames entries), in order,
+ * at most `max` of them, into out[]. Returns the count, or -1 for an unknown
+ * or empty name or more than `max` entries.
+ */
+int cmdline_pick_list(const char *s, size_t len, const char *const *names, unsigned int nnames,
+                      unsigned char *out, unsigned int max);
+
 #endif

@@ -736,24 +736,11 @@ static int run_tx(unsigned long n, unsigned long size)
 
 static int parse_workloads(const char *s, size_t len, struct net_args *a)
 {
-    size_t i = 0;
+    int n = cmdline_pick_list(s, len, wl_names, ARRAY_SIZE(wl_names), a->wl, NET_MAX_WORKLOADS);
 
-    a->nwl = 0;
-    while (i <= len) {
-        size_t j = i, n;
-        unsigned int w;
-
-        while (j < len && s[j] != ',')
-            j++;
-        n = j - i;
-        for (w = 0; w < ARRAY_SIZE(wl_names); w++)
-            if (strlen(wl_names[w]) == n && !memcmp(s + i, wl_names[w], n))
-                break;
-        if (w == ARRAY_SIZE(wl_names) || a->nwl == NET_MAX_WORKLOADS)
-            return -1;
-        a->wl[a->nwl++] = (uint8_t)w;
-        i = j + 1;
-    }
+    if (n < 0)
+        return -1;
+    a->nwl = (unsigned int)n;
     return 0;
 }
 

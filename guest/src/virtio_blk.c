@@ -1,4 +1,5 @@
 /* guest/src/virtio_blk.c - virtio-blk driver: 3-descriptor requests, up to qd in flight over all queues, timed workloads with per-request TSC latency. */
+#include "cmdline.h"
 #include "virtio_blk.h"
 #include "console.h"
 #include "lab.h"
@@ -110,24 +111,11 @@ static const char *const wl_names[] = {
 
 int blk_parse_workloads(const char *s, size_t len, struct blk_args *a)
 {
-    size_t i = 0;
+    int n = cmdline_pick_list(s, len, wl_names, ARRAY_SIZE(wl_names), a->wl, BLK_MAX_WORKLOADS);
 
-    a->nwl = 0;
-    while (i <= len) {
-        size_t j = i, n;
-        unsigned int w;
-
-        while (j < len && s[j] != ',')
-            j++;
-        n = j - i;
-        for (w = 0; w < ARRAY_SIZE(wl_names); w++)
-            if (strlen(wl_names[w]) == n && !memcmp(s + i, wl_names[w], n))
-                break;
-        if (w == ARRAY_SIZE(wl_names) || a->nwl == BLK_MAX_WORKLOADS)
-            return -1;
-        a->wl[a->nwl++] = (uint8_t)w;
-        i = j + 1;
-    }
+    if (n < 0)
+        return -1;
+    a->nwl = (unsigned int)n;
     return 0;
 }
 

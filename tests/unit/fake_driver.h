@@ -4,7 +4,10 @@
 
 #include <endian.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "virtio/virtio_pci.h"
 #include "virtio/virtio_pci_common.h"
@@ -68,6 +71,38 @@ static inline void vdrv_enable_queue(struct virtio_pci *t, uint16_t q, uint16_t 
 	vdrv_write(t, VPCI_Q_DRIVER_LO, avail, 8);
 	vdrv_write(t, VPCI_Q_DEVICE_LO, used, 8);
 	vdrv_write(t, VPCI_Q_ENABLE, 1, 2);
+}
+
+/* BAR0 accesses exactly as the guest makes them (through the bus handler). */
+static inline uint64_t vdrv_bar0_read(struct virtio_pci *t, uint64_t off, uint32_t len)
+{
+	uint64_t v = 0;
+	t->func.bars[0].ops->read(t->func.bars[0].opaque, off, &v, len);
+	return v;
+}
+
+static inline void vdrv_bar0_write(struct virtio_pci *t, uint64_t off, uint64_t v, uint32_t len)
+{
+	t->func.bars[0].ops->write(t->func.bars[0].opaque, off, &v, len);
+}
+
+/* Runs an event loop until *stop (for a device's completions on its own thread). */
+static inline void vdrv_run_loop(struct evloop *l, atomic_bool *stop)
+{
+	while (!atomic_load(stop))
+		if (evloop_run_once(l, 10) < 0)
+			break;
+}
+
+/* Waits up to 5 s for the used index at `used_idx` (host pointer) to reach `want`. */
+static inline bool vdrv_wait_used_idx(const uint8_t *used_idx, uint16_t want)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (__atomic_load_n((const uint16_t *)used_idx, __ATOMIC_ACQUIRE) == want)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
 
 #endif

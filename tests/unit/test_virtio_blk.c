@@ -813,21 +813,13 @@ static void test_writethrough_without_flush_feature(void **state)
 static void *loop_main(void *arg)
 {
 	struct fx *f = arg;
-	while (!atomic_load(&f->loop_stop))
-		if (evloop_run_once(&f->loop, 10) < 0)
-			break;
+	vdrv_run_loop(&f->loop, &f->loop_stop);
 	return NULL;
 }
 
-/* Waits until queue q's used index reaches `want` (the event loop thread completes). */
 static bool wait_used_idx(struct fx *f, uint16_t q, uint16_t want)
 {
-	for (int i = 0; i < 5000; i++) {
-		if (__atomic_load_n((uint16_t *)(f->ram + USED_GPA(q) + 2), __ATOMIC_ACQUIRE) == want)
-			return true;
-		usleep(1000);
-	}
-	return false;
+	return vdrv_wait_used_idx(f->ram + USED_GPA(q) + 2, want);
 }
 
 /* As in msivm: the backend's eventfd on an event loop thread, completions

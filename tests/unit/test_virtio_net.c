@@ -1200,20 +1200,13 @@ static void test_socket_backend(void **state)
 static void *loop_main(void *arg)
 {
 	struct fx *f = arg;
-	while (!atomic_load(&f->loop_stop))
-		if (evloop_run_once(&f->loop, 10) < 0)
-			break;
+	vdrv_run_loop(&f->loop, &f->loop_stop);
 	return NULL;
 }
 
 static bool wait_used_idx(struct fx *f, uint16_t q, uint16_t want)
 {
-	for (int i = 0; i < 5000; i++) {
-		if (__atomic_load_n((uint16_t *)(f->ram + USED_GPA(q) + 2), __ATOMIC_ACQUIRE) == want)
-			return true;
-		usleep(1000);
-	}
-	return false;
+	return vdrv_wait_used_idx(f->ram + USED_GPA(q) + 2, want);
 }
 
 static void test_event_loop_thread(void **state)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_rng.h"
+#include "fake_driver.h"
 #include "fake_vm.h"
 #include "pci/msi.h"
 #include "pci/msix.h"
@@ -85,17 +86,8 @@ static int teardown(void **state)
 
 /* ---- the driver's register accesses through BAR0 ---- */
 
-static uint64_t b0r(struct fx *x, uint64_t off, uint32_t len)
-{
-	uint64_t v = 0;
-	x->t->func.bars[0].ops->read(x->t->func.bars[0].opaque, off, &v, len);
-	return v;
-}
-
-static void b0w(struct fx *x, uint64_t off, uint64_t v, uint32_t len)
-{
-	x->t->func.bars[0].ops->write(x->t->func.bars[0].opaque, off, &v, len);
-}
+static uint64_t b0r(struct fx *x, uint64_t off, uint32_t len) { return vdrv_bar0_read(x->t, off, len); }
+static void b0w(struct fx *x, uint64_t off, uint64_t v, uint32_t len) { vdrv_bar0_write(x->t, off, v, len); }
 
 #define R8(reg)      ((uint8_t)b0r(x, VPCI_COMMON_OFF + (reg), 1))
 #define R16(reg)     ((uint16_t)b0r(x, VPCI_COMMON_OFF + (reg), 2))
