@@ -19,7 +19,8 @@
 
 /* Exit statuses of msivm itself; a guest's debug-exit byte V is returned as V. */
 #define EXIT_MSIVM_ERROR 125 /* bad usage or host problem: nothing ran */
-#define EXIT_GUEST_CRASH 126 /* guest stopped without debug-exit (triple fault, emulation failure) */
+#define EXIT_GUEST_RESET 123 /* the guest reset (rebooted) and --no-reboot was given */
+#define EXIT_GUEST_CRASH 126 /* guest stopped without debug-exit (KVM or emulation failure) */
 
 static const char usage_text[] =
 	"usage: msivm run --kernel FILE [options]\n"
@@ -60,14 +61,20 @@ static const char usage_text[] =
 	"  --rt PRIO          run vCPU and I/O threads SCHED_FIFO at PRIO (1-99)\n"
 	"  --dedicated        disable HLT and PAUSE exits (needs every vCPU pinned to its own CPU)\n"
 	"  --halt-poll NS     KVM halt polling time for this VM, in nanoseconds\n"
+	"  --no-reboot        end msivm (status 123) when the guest resets, instead of\n"
+	"                     rebooting it in place\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
+	"                     (of the last boot, after guest reboots)\n"
 	"  --stats-json FILE  write the same figures as JSON\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"
 	"  -q, --quiet        errors only\n"
 	"\n"
-	"Exit status: the byte the guest wrote to port 0xf4 (debug-exit; QEMU's\n"
-	"isa-debug-exit would give (byte << 1) | 1), 125 if msivm could not run the\n"
-	"guest, 126 if the guest crashed, 128+N after signal N.\n";
+	"Exit status: 0 when the guest powers off (ACPI S5), the byte the guest wrote\n"
+	"to port 0xf4 (debug-exit; QEMU's isa-debug-exit would give (byte << 1) | 1),\n"
+	"123 if the guest reset under --no-reboot, 125 if msivm could not run the\n"
+	"guest, 126 if the guest crashed, 128+N after signal N. A guest reset (ACPI\n"
+	"reset register, i8042 reset pulse, triple fault) reboots the VM in place:\n"
+	"fresh vCPUs and devices, kernel and initrd loaded again, disks kept.\n";
 
 struct run_opts {
 	const char *kernel;
@@ -76,6 +83,7 @@ struct run_opts {
 	const char *serial;
 	const char *stats_json;
 	bool stats;
+	bool no_reboot;
 	struct vm_config vm;
 };
 
@@ -89,7 +97,8 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
-       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET };
+       OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
+       OPT_NO_REBOOT };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -104,6 +113,7 @@ static const struct option run_options[] = {
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
 	{ "initrd", required_argument, NULL, OPT_INITRD },
@@ -369,6 +379,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_PIT: o->vm.pit = true; break;
 		case OPT_KVM: o->vm.kvm_path = optarg; break;
 		case OPT_STATS: o->stats = true; break;
+		case OPT_NO_REBOOT: o->no_reboot = true; break;
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case OPT_CPU_PIN: pins = optarg; break;
 		case OPT_INITRD: o->initrd = optarg; break;
@@ -471,9 +482,22 @@ static int exit_status_of(const struct vm *vm)
 	case VM_END_GUEST_EXIT:
 	case VM_END_SIGNAL:
 		return vm->exit_status;
+	case VM_END_POWEROFF:
+		return 0;
+	case VM_END_RESET:
+		return EXIT_GUEST_RESET;
 	default:
 		return EXIT_GUEST_CRASH;
 	}
+}
+
+/* After a guest reboot the VM is built again from the same config; console
+ * output files then grow instead of starting over. */
+static void keep_console_output(struct vm_config *cfg)
+{
+	for (uint32_t i = 0; i < cfg->ndevices; i++)
+		if (cfg->devices[i].type == VM_DEV_CONSOLE)
+			cfg->devices[i].console.append = true;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -501,16 +525,27 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_MSIVM_ERROR;
 	}
 	status = EXIT_MSIVM_ERROR;
-	if (vm_create(vm, &o.vm, &err) == 0) {
-		struct x86_boot_spec boot = { o.kernel, o.cmdline, o.initrd };
-		if (x86_boot(vm, &boot, &err) == 0 && vm_run(vm, &err) == 0) {
-			status = exit_status_of(vm);
-			if (o.stats)
-				vm_stats_print(vm, stderr);
-			if (o.stats_json && vm_stats_write_json(vm, o.stats_json, &err))
-				fprintf(stderr, "msivm: %s\n", err.msg);
+	for (unsigned boot = 1; vm_create(vm, &o.vm, &err) == 0; boot++) {
+		struct x86_boot_spec boot_spec = { o.kernel, o.cmdline, o.initrd };
+		if (x86_boot(vm, &boot_spec, &err) || vm_run(vm, &err)) {
+			vm_destroy(vm);
+			break;
 		}
+		if (atomic_load(&vm->end) == VM_END_RESET && !o.no_reboot) {
+			log_info("guest reset (%s): reboot %u", vm->end_reason, boot);
+			vm_destroy(vm);
+			keep_console_output(&o.vm);
+			continue;
+		}
+		status = exit_status_of(vm);
+		if (vm->end_reason && status != 0)
+			log_info("guest stopped: %s", vm->end_reason);
+		if (o.stats)
+			vm_stats_print(vm, stderr);
+		if (o.stats_json && vm_stats_write_json(vm, o.stats_json, &err))
+			fprintf(stderr, "msivm: %s\n", err.msg);
 		vm_destroy(vm);
+		break;
 	}
 	if (status == EXIT_MSIVM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);

@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "net.h"
 #include "pci.h"
+#include "power.h"
 #include "smp.h"
 #include "start_info.h"
 #include "virtio_blk.h"
@@ -249,5 +250,7 @@ void probe_main(const struct hvm_start_info *si)
 
     rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL,
                      cmdline_has(cmdline, "console=virtio") ? cmdline : NULL);
+    if (!rc)
+        rc = probe_power(cmdline);     /* power=...: returns only if that failed */
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

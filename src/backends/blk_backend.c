@@ -124,6 +124,10 @@ void blk_backend_close(struct blk_backend *b)
 	blk_backend_drain(b);
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
+	/* Whatever the guest wrote is on stable storage when the VM ends (power
+	 * off, reboot, signal), flushed or not. */
+	if (b->fd >= 0 && !b->ro && fdatasync(b->fd))
+		log_warn("disk backend: fdatasync at close: %s", strerror(errno));
 	if (b->fd >= 0)
 		close(b->fd);
 	free(b);

@@ -24,6 +24,7 @@
 struct virtio_console_opts {
 	char out_path[VIRTIO_CONSOLE_PATH_MAX];  /* "": standard output */
 	char in_path[VIRTIO_CONSOLE_PATH_MAX];   /* "": no input */
+	bool append;                             /* keep out_path's contents (after a guest reboot) */
 };
 
 /* The host side of the port. The device closes the fds flagged `close_*`

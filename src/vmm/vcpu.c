@@ -59,12 +59,38 @@ static void handle_mmio(struct vcpu *cpu)
 		bus_read(&cpu->vm->mmio, run->mmio.phys_addr, run->mmio.data, run->mmio.len);
 }
 
-/* Logs a fatal exit with the guest's registers and instruction bytes. */
-static void report_fault(struct vcpu *cpu, const char *what)
+/* Logs an exit that ends the VM with the guest's registers and instruction bytes. */
+static void report_fault_level(struct vcpu *cpu, enum log_level level, const char *what)
 {
 	char where[256];
 	x86_describe_fault(cpu->fd, &cpu->vm->mem, where, sizeof(where));
-	log_err("vCPU %u: %s at %s", cpu->id, what, where);
+	log_msg(level, "vCPU %u: %s at %s", cpu->id, what, where);
+}
+
+static void report_fault(struct vcpu *cpu, const char *what)
+{
+	report_fault_level(cpu, LOG_ERROR, what);
+}
+
+/* A system event KVM raised for the guest (x86: rare; a crash report or a
+ * hypervisor-interface reset/off). Returns false: the vCPU stops. */
+static bool handle_system_event(struct vcpu *cpu)
+{
+	struct vm *vm = cpu->vm;
+	uint32_t type = cpu->run->system_event.type;
+	switch (type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		vm_request_stop_reason(vm, VM_END_POWEROFF, 0, "KVM system event: shutdown");
+		break;
+	case KVM_SYSTEM_EVENT_RESET:
+		vm_request_stop_reason(vm, VM_END_RESET, 0, "KVM system event: reset");
+		break;
+	default:
+		log_err("vCPU %u: guest system event %u (crash)", cpu->id, type);
+		vm_request_stop_reason(vm, VM_END_SHUTDOWN, 0, "KVM system event: crash");
+		break;
+	}
+	return false;
 }
 
 /* Handles one exit. Returns false when this vCPU should stop. */
@@ -91,13 +117,14 @@ static bool handle_exit(struct vcpu *cpu)
 		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
 		return false;
 	case KVM_EXIT_SHUTDOWN:
-		report_fault(cpu, "guest shut down (triple fault)");
-		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
+		/* A triple fault resets a PC (Linux's reboot=t relies on it). On
+		 * AMD, KVM has already reset this vCPU, so the registers show the
+		 * reset vector. */
+		report_fault_level(cpu, LOG_WARN, "triple fault (guest reset)");
+		vm_request_stop_reason(vm, VM_END_RESET, 0, "triple fault");
 		return false;
 	case KVM_EXIT_SYSTEM_EVENT:
-		log_info("vCPU %u: guest system event %u", cpu->id, run->system_event.type);
-		vm_request_stop(vm, VM_END_SHUTDOWN, 0);
-		return false;
+		return handle_system_event(cpu);
 	case KVM_EXIT_INTERNAL_ERROR:
 		snprintf(what, sizeof(what), "KVM internal error (suberror %u%s)",
 			 run->internal.suberror,

@@ -44,15 +44,21 @@ int vm_signals_init(void)
 	return sigaction(SIGUSR1, &sa, NULL) ? -errno : 0;
 }
 
-void vm_request_stop(struct vm *vm, enum vm_end why, int status)
+void vm_request_stop_reason(struct vm *vm, enum vm_end why, int status, const char *reason)
 {
 	int expected = VM_RUNNING;
 	if (!atomic_compare_exchange_strong(&vm->end, &expected, (int)why))
 		return;
 	vm->exit_status = status;
+	vm->end_reason = reason;
 	uint64_t one = 1;
 	if (write(vm->stop_fd, &one, sizeof(one)) != sizeof(one))
 		log_err("cannot wake the event loop: %s", strerror(errno));
+}
+
+void vm_request_stop(struct vm *vm, enum vm_end why, int status)
+{
+	vm_request_stop_reason(vm, why, status, NULL);
 }
 
 static void on_stop_fd(void *opaque, uint32_t events)
@@ -155,6 +161,13 @@ static void debug_exit_stop(void *opaque, int status)
 	vm_request_stop(opaque, VM_END_GUEST_EXIT, status);
 }
 
+static void power_request(void *opaque, enum power_request what, const char *why)
+{
+	struct vm *vm = opaque;
+	log_info("guest %s: %s", what == POWER_OFF ? "power off" : "reset", why);
+	vm_request_stop_reason(vm, what == POWER_OFF ? VM_END_POWEROFF : VM_END_RESET, 0, why);
+}
+
 static uint64_t thread_cpu_ns(pthread_t t)
 {
 	clockid_t cid;
@@ -210,6 +223,9 @@ static int setup_devices(struct vm *vm, struct error *err)
 		return error_set(err, ret, "cannot set up COM1");
 	vm->com1_ready = true;
 	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
+	struct power_sink sink = { power_request, vm };
+	vm->pm.sink = sink;
+	vm->kbc.sink = sink;
 	vm->marker.origin_ns = vm->start_ns;
 	vm->marker.on_mark = on_mark;
 	vm->marker.opaque = vm;
@@ -218,7 +234,13 @@ static int setup_devices(struct vm *vm, struct error *err)
 	    (ret = bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_SIZE, &debug_exit_ops,
 				&vm->dbg, "debug-exit")) ||
 	    (ret = bus_register(&vm->pio, LAB_MARKER_PORT, LAB_MARKER_SIZE, &lab_marker_ops,
-				&vm->marker, "lab-marker")))
+				&vm->marker, "lab-marker")) ||
+	    (ret = bus_register(&vm->pio, ACPI_PM_PORT, ACPI_PM_SIZE, &acpi_pm_ops, &vm->pm,
+				"acpi-pm")) ||
+	    (ret = bus_register(&vm->pio, I8042_DATA_PORT, 1, &i8042_data_ops, &vm->kbc,
+				"i8042-data")) ||
+	    (ret = bus_register(&vm->pio, I8042_COMMAND_PORT, 1, &i8042_command_ops, &vm->kbc,
+				"i8042-command")))
 		return error_set(err, ret, "cannot register legacy devices: %s", strerror(-ret));
 	return 0;
 }

@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #include "bus/bus.h"
+#include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
+#include "devices/i8042.h"
 #include "devices/lab_marker.h"
 #include "devices/uart8250.h"
 #include "devices/virtio_blk.h"
@@ -56,7 +58,9 @@ enum vm_end {
 	VM_RUNNING = 0,
 	VM_END_GUEST_EXIT,   /* the guest wrote to the debug-exit port */
 	VM_END_SIGNAL,       /* SIGINT/SIGTERM */
-	VM_END_SHUTDOWN,     /* triple fault or a system event (reset/off) */
+	VM_END_POWEROFF,     /* the guest powered off (ACPI S5) */
+	VM_END_RESET,        /* the guest reset: ACPI reset register, i8042 pulse, triple fault */
+	VM_END_SHUTDOWN,     /* the guest stopped unrecoverably (crash system event, HLT without LAPIC) */
 	VM_END_ERROR,        /* KVM or emulation failure */
 };
 
@@ -82,11 +86,14 @@ struct vm {
 	int64_t tsc_offset;        /* guest TSC - host TSC (vCPU 0), for latency stamps */
 	_Atomic int end;           /* enum vm_end */
 	int exit_status;           /* valid once end != VM_RUNNING */
+	const char *end_reason;    /* static text for the log, or NULL; valid once end != VM_RUNNING */
 
 	bool buses_ready;          /* pio/mmio initialised */
 	bool com1_ready;
 	struct uart8250 com1;
 	struct debug_exit dbg;
+	struct acpi_pm pm;         /* FADT sleep control/status and reset registers */
+	struct i8042 kbc;          /* reset pulse only */
 	struct lab_marker marker;
 	/* Counters at the last workload start (marker 2) and end (marker 3). */
 	struct vm_snapshot {
@@ -133,5 +140,9 @@ int vm_run(struct vm *vm, struct error *err);
 /* Records why the VM ends (first caller wins) and wakes the event loop,
  * which stops the vCPUs. Safe from any thread. */
 void vm_request_stop(struct vm *vm, enum vm_end why, int status);
+
+/* The same with a static text that says what asked for it (kept in
+ * vm->end_reason when this request wins). */
+void vm_request_stop_reason(struct vm *vm, enum vm_end why, int status, const char *reason);
 
 #endif

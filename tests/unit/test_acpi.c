@@ -16,6 +16,7 @@
 #include "arch/x86/acpi.h"
 #include "arch/x86/aml.h"
 #include "arch/x86/layout.h"
+#include "devices/acpi_pm.h"
 #include "pci/pci_host.h"
 #include "vmm/guest_mem.h"
 
@@ -152,6 +153,33 @@ static void test_fadt_hw_reduced_with_dsdt(void **state)
 	assert_int_equal(fadt->pm_tmr_blk, 0);
 	assert_int_equal(fadt->iapc_boot_arch & 2, 0); /* no 8042 */
 	assert_int_equal(t.dsdt->revision, 2);
+}
+
+static void assert_io_byte_reg(const struct acpi_gas *g, uint64_t port)
+{
+	assert_int_equal(g->space_id, ACPI_GAS_SYSTEM_IO);
+	assert_int_equal(g->bit_width, 8);
+	assert_int_equal(g->bit_offset, 0);
+	assert_int_equal(g->access_size, ACPI_GAS_ACCESS_BYTE);
+	assert_int_equal(g->address, port);
+}
+
+/* Linux offers power-off on a hardware-reduced platform only with both sleep
+ * registers set, and reboots through RESET_REG only with the flag set. */
+static void test_fadt_sleep_and_reset_registers(void **state)
+{
+	struct fixture *f = *state;
+	struct tables t;
+	build(f, 1, &t);
+	const struct acpi_fadt *fadt = (const struct acpi_fadt *)t.fadt;
+	assert_true(fadt->flags & ACPI_FADT_RESET_REG_SUP);
+	assert_io_byte_reg(&fadt->reset_reg, ACPI_PM_PORT + ACPI_PM_RESET);
+	assert_int_equal(fadt->reset_value, ACPI_RESET_VALUE);
+	assert_io_byte_reg(&fadt->sleep_control_reg, ACPI_PM_PORT + ACPI_PM_SLEEP_CONTROL);
+	assert_io_byte_reg(&fadt->sleep_status_reg, ACPI_PM_PORT + ACPI_PM_SLEEP_STATUS);
+	/* No legacy PM1 blocks beside them. */
+	assert_int_equal(fadt->pm1a_cnt_blk, 0);
+	assert_int_equal(fadt->x_pm1a_cnt_blk.address, 0);
 }
 
 static void test_tables_do_not_overlap(void **state)
@@ -361,6 +389,10 @@ static void test_dsdt_names_and_prt_entries(void **state)
 	assert_true(contains(d, n, "_CRS", 4));
 	assert_true(contains(d, n, "ECAM", 4));
 	assert_true(contains(d, n, "COM1", 4));
+	/* Name(\_S5_, Package(2){5, Zero}) at the root. */
+	static const uint8_t s5[] = { 0x08, '\\', '_', 'S', '5', '_', 0x12, 0x05, 0x02, 0x0a,
+				      ACPI_SLP_TYP_S5, 0x00 };
+	assert_true(contains(d, n, s5, sizeof(s5)));
 	/* Slot 3 pin D: Package(4){0x0003FFFF, 3, Zero, 22}. */
 	static const uint8_t slot3_pind[] = { 0x12, 0x0c, 0x04, 0x0c, 0xff, 0xff, 0x03, 0x00,
 					      0x0a, 0x03, 0x00, 0x0a, 0x16 };
@@ -464,10 +496,17 @@ static void test_iasl_disassembles_every_sdt(void **state)
 	assert_has(dsl, "Memory32Fixed (ReadWrite");
 	assert_has(dsl, "Device (COM1)");
 	assert_has(dsl, "IRQNoFlags ()");
+	assert_has(dsl, "Name (\\_S5, Package (0x02)");
 	snprintf(path, sizeof(path), "%s/apic.dsl", dir);
 	const char *apic = slurp(path);
 	assert_has(apic, "Local Apic Address : FEE00000");
 	assert_has(apic, "Address : FEC00000");
+	snprintf(path, sizeof(path), "%s/facp.dsl", dir);
+	const char *facp = slurp(path);
+	assert_has(facp, "Reset Register Supported (V2) : 1");
+	assert_has(facp, "Address : 0000000000000602");
+	assert_has(facp, "Address : 0000000000000600");
+	assert_has(facp, "Address : 0000000000000601");
 	snprintf(path, sizeof(path), "%s/mcfg.dsl", dir);
 	assert_has(slurp(path), "Base Address : 00000000E0000000");
 
@@ -486,6 +525,7 @@ int main(void)
 		T(test_rsdp_fields_and_both_checksums),
 		T(test_xsdt_points_at_fadt_madt_mcfg),
 		T(test_fadt_hw_reduced_with_dsdt),
+		T(test_fadt_sleep_and_reset_registers),
 		T(test_tables_do_not_overlap),
 		T(test_madt_one_lapic_per_vcpu),
 		T(test_bad_cpu_counts_rejected),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/x86/layout.h"
+#include "devices/acpi_pm.h"
 
 _Static_assert(sizeof(struct acpi_header) == 36, "table header");
 _Static_assert(sizeof(struct acpi_rsdp) == 36, "RSDP");
@@ -123,6 +124,13 @@ static void write_mcfg(uint8_t *p)
 	acpi_finish((struct acpi_header *)p);
 }
 
+/* A byte-wide register in system I/O space. */
+static struct acpi_gas io_byte_reg(uint16_t port)
+{
+	return (struct acpi_gas){ .space_id = ACPI_GAS_SYSTEM_IO, .bit_width = 8,
+				  .access_size = ACPI_GAS_ACCESS_BYTE, .address = port };
+}
+
 static void write_fadt(uint8_t *p, uint64_t dsdt)
 {
 	struct acpi_fadt f;
@@ -131,8 +139,14 @@ static void write_fadt(uint8_t *p, uint64_t dsdt)
 	f.minor_revision = ACPI_FADT_MINOR_REVISION;
 	f.dsdt = (uint32_t)dsdt;
 	f.x_dsdt = dsdt;
-	/* Hardware-reduced: no SCI, PM blocks, PM timer or GPEs; every such field is 0. */
-	f.flags = ACPI_FADT_HW_REDUCED | ACPI_FADT_PWR_BUTTON | ACPI_FADT_SLP_BUTTON;
+	/* Hardware-reduced: no SCI, PM blocks, PM timer or GPEs; every such field
+	 * is 0. Soft-off and reset go through the ACPI 5+ sleep and reset registers. */
+	f.flags = ACPI_FADT_HW_REDUCED | ACPI_FADT_PWR_BUTTON | ACPI_FADT_SLP_BUTTON |
+		  ACPI_FADT_RESET_REG_SUP;
+	f.reset_reg = io_byte_reg(ACPI_PM_PORT + ACPI_PM_RESET);
+	f.reset_value = ACPI_RESET_VALUE;
+	f.sleep_control_reg = io_byte_reg(ACPI_PM_PORT + ACPI_PM_SLEEP_CONTROL);
+	f.sleep_status_reg = io_byte_reg(ACPI_PM_PORT + ACPI_PM_SLEEP_STATUS);
 	f.iapc_boot_arch = ACPI_BOOT_ARCH_NO_VGA | ACPI_BOOT_ARCH_NO_CMOS;
 	memcpy(f.hypervisor_vendor, "MSIVM\0\0\0", 8);
 	memcpy(p, &f, sizeof(f));

@@ -21,7 +21,10 @@
 #define ACPI_FADT_MINOR_REVISION 3
 #define ACPI_FADT_PWR_BUTTON     (1u << 4)   /* no fixed-hardware power button */
 #define ACPI_FADT_SLP_BUTTON     (1u << 5)
+#define ACPI_FADT_RESET_REG_SUP  (1u << 10)  /* RESET_REG/RESET_VALUE are valid */
 #define ACPI_FADT_HW_REDUCED     (1u << 20)
+#define ACPI_GAS_SYSTEM_IO       1
+#define ACPI_GAS_ACCESS_BYTE     1
 #define ACPI_BOOT_ARCH_NO_VGA    (1u << 2)   /* IAPC_BOOT_ARCH; 8042 bit left clear: none */
 #define ACPI_BOOT_ARCH_NO_CMOS   (1u << 5)
 
@@ -153,8 +156,9 @@ uint32_t acpi_pci_intx_gsi(uint8_t slot, uint8_t pin);
 /* Writes the DSDT (header and AML) into `buf` (`cap` bytes): \_SB.PCI0
  * (PNP0A08/PNP0A03: bus 0, ports 0xCF8-0xCFF, the MMIO window, _PRT for
  * every slot and pin), \_SB.ECAM (PNP0C02 reserving the ECAM window) and
- * \_SB.COM1 (PNP0501, 0x3F8, IRQ 4). Returns its length, or 0 if it does
- * not fit. */
+ * \_SB.COM1 (PNP0501, 0x3F8, IRQ 4), and \_S5 (the SLP_TYP of soft-off
+ * for the FADT's sleep control register). Returns its length, or 0 if it
+ * does not fit. */
 size_t acpi_dsdt_write(uint8_t *buf, size_t cap);
 
 /* Fills `h` as a table header (checksum 0 until acpi_finish). */
@@ -164,7 +168,8 @@ void acpi_header_init(struct acpi_header *h, const char sig[4], uint32_t length,
  * its bytes sum to 0. */
 void acpi_finish(struct acpi_header *h);
 
-/* Writes RSDP, XSDT, FADT (hardware-reduced, pointing at the DSDT), DSDT,
+/* Writes RSDP, XSDT, FADT (hardware-reduced, pointing at the DSDT, with the
+ * sleep control/status and reset registers of devices/acpi_pm.h), DSDT,
  * MADT (one enabled local APIC per vCPU with APIC ID = index, the IOAPIC at
  * GSI 0, ISA IRQ0 -> GSI 2, LINT1 NMI) and MCFG (ECAM for bus 0) into the
  * reserved BIOS area [ACPI_START, ACPI_END). Returns the RSDP's address, or

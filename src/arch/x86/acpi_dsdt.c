@@ -5,6 +5,7 @@
 
 #include "arch/x86/aml.h"
 #include "arch/x86/layout.h"
+#include "devices/acpi_pm.h"
 #include "pci/pci_host.h"
 
 #define DSDT_REVISION 2   /* 64-bit AML integers */
@@ -168,6 +169,20 @@ static void com1(struct aml *a)
 	aml_close(a, dev);
 }
 
+/* Name(\_S5, Package() { SLP_TYPa, SLP_TYPb }): Linux offers power-off
+ * only when \_S5 exists (and, hardware-reduced, the FADT has the sleep
+ * registers); it writes SLP_TYPa to the sleep control register. */
+static void s5(struct aml *a)
+{
+	aml_byte(a, AML_NAME_OP);
+	aml_name(a, "\\_S5_");
+	size_t pkg = aml_open(a, false, AML_PACKAGE_OP);
+	aml_byte(a, 2);
+	aml_int(a, ACPI_SLP_TYP_S5);
+	aml_int(a, 0);
+	aml_close(a, pkg);
+}
+
 size_t acpi_dsdt_write(uint8_t *buf, size_t cap)
 {
 	struct acpi_header h;
@@ -175,6 +190,7 @@ size_t acpi_dsdt_write(uint8_t *buf, size_t cap)
 		return 0;
 	struct aml a;
 	aml_init(&a, buf + sizeof(h), cap - sizeof(h));
+	s5(&a);
 	size_t sb = aml_open(&a, false, AML_SCOPE_OP);
 	aml_name(&a, "\\_SB_");
 	pci0(&a);

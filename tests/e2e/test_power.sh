@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end: guest power-off (ACPI S5) and resets (ACPI reset register, i8042 pulse, triple fault).
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+# --- power off: exit 0, data written before it is on the host
+run run --kernel "$PROBE" --cmdline "power=off exit=9"
+expect "power=off (ACPI S5 via the FADT sleep control register) ends msivm with 0" 0 \
+	'^probe: power=off$'
+if grep -q 'had no effect' <<<"$out"; then fail "power=off took effect at once"; else pass "power=off took effect at once"; fi
+
+truncate -s 1M "$TMP/disk.img"
+run run --kernel "$PROBE" --disk "path=$TMP/disk.img" --cmdline "blk=verify blkkb=64 power=off"
+if [ "$status" = 0 ] && ! cmp -s -n 65536 "$TMP/disk.img" /dev/zero; then
+	pass "what the guest wrote before powering off is in the image"
+else
+	fail "what the guest wrote before powering off is in the image"
+fi
+
+# --- resets under --no-reboot: status 123, one per path
+for p in acpi-reset kbd-reset triple; do
+	run run --kernel "$PROBE" --no-reboot --cmdline "power=$p exit=9"
+	expect "power=$p under --no-reboot ends msivm with 123" 123 "^probe: power=$p\$"
+done
+run run --kernel "$PROBE" --no-reboot --cmdline "power=triple"
+expect "a triple fault is logged with the guest's registers" 123 '' 'triple fault \(guest reset\) at rip 0x'
+
+# --- resets reboot in place: the probe boots again and again until SIGTERM
+# reboot_run PATH: msivm for 2 s, then SIGTERM; sets status, out, err.
+reboot_run() {
+	timeout --preserve-status -s TERM 2 "$MSIVM" run --kernel "$PROBE" --rng "" "$@" \
+		>"$TMP/out" 2>"$TMP/err"
+	status=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+for p in acpi-reset kbd-reset triple; do
+	reboot_run --cmdline "power=$p rng=4"
+	boots=$(grep -c '^msivm-probe v0:' <<<"$out")
+	rng=$(grep -c '^probe: rng read 4096 bytes' <<<"$out")
+	if [ "$status" = 143 ] && [ "$boots" -ge 3 ] && [ "$rng" -ge 3 ]; then
+		pass "power=$p reboots in place with working devices ($boots boots in 2 s, SIGTERM ends it)"
+	else
+		fail "power=$p reboots in place with working devices (boots=$boots rng=$rng)"
+	fi
+done
+
+# The serial and virtio-console files grow across reboots instead of starting over.
+timeout --preserve-status -s TERM 2 "$MSIVM" run --kernel "$PROBE" --serial "$TMP/serial.txt" \
+	--console "out=$TMP/hvc.txt" --cmdline "console=virtio power=acpi-reset rng=0" 2>"$TMP/err"
+status=$?
+s=$(grep -c '^msivm-probe v0:' "$TMP/serial.txt")
+c=$(grep -c 'probe: power=acpi-reset' "$TMP/hvc.txt")
+if [ "$status" = 143 ] && [ "$s" -ge 2 ] && [ "$c" -ge 2 ]; then
+	pass "serial and console files keep every boot's output ($s and $c boots)"
+else
+	out=""; err=$(cat "$TMP/err")
+	fail "serial and console files keep every boot's output (serial $s, console $c)"
+fi
+
+finish
