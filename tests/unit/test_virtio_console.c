@@ -616,7 +616,7 @@ static void test_open_io(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(in, sizeof(in), "%s/in", dir);
-	struct virtio_console_opts o = { "", "" };
+	struct virtio_console_opts o = { .out_path = "", .in_path = "" };
 	struct virtio_console_io io;
 	struct error err;
 	/* Defaults: the given stdout, no input, nothing to close. */
@@ -643,6 +643,18 @@ static void test_open_io(void **state)
 	assert_int_equal(lseek(io.out_fd, 0, SEEK_END), 0);
 	close(io.out_fd);
 	close(io.in_fd);
+	/* After a guest reboot: appended to, not truncated. */
+	f = fopen(out, "w");
+	assert_non_null(f);
+	fputs("boot1", f);
+	fclose(f);
+	o.append = true;
+	assert_int_equal(virtio_console_open_io(&o, 1, &io, &err), 0);
+	assert_int_equal(write(io.out_fd, "+", 1), 1);
+	assert_int_equal(lseek(io.out_fd, 0, SEEK_CUR), 6);
+	close(io.out_fd);
+	close(io.in_fd);
+	o.append = false;
 	snprintf(o.out_path, sizeof(o.out_path), "%s/no/such/dir", dir);
 	o.in_path[0] = 0;
 	assert_int_equal(virtio_console_open_io(&o, 1, &io, &err), -ENOENT);
