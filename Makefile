@@ -78,3 +78,10 @@ include guest/guest.mk
 .PHONY: slow-linux
 slow-linux: $(BUILD)/msivm
 	MSIVM=$(BUILD)/msivm LINUX_BOOT_LOG=$(BUILD)/slow/linux_boot.log tests/slow/linux_boot.sh
+
+# Slow, not part of check: Debian's stock cloud kernel under msivm (and QEMU) with the checks of
+# tests/linux (interrupts, blk, net, console, rng, power) in every interrupt mode. On a host whose
+# /dev/kvm cannot run a stock kernel (PVM) it runs inside a nested QEMU TCG L1. See docs/linux-guests.md.
+.PHONY: check-linux
+check-linux: all
+	tests/linux/check-linux.sh

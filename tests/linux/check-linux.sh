@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# check-linux.sh: `make check-linux` — boots Debian's stock cloud kernel under msivm (and QEMU for
+# reference) with the test init of tests/linux/guest-init and checks msivm through Linux's own
+# drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
+#
+#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,qemu] [--mode auto|direct|nested]
+#                              [--no-build]
+#
+# Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
+# pci=nomsi on the guest command line, ending with a reboot under --no-reboot), qemu (the same
+# guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (kvm_intel or
+# kvm_amd loaded, not kvm_pvm) run-checks.sh runs on this host ("direct"); otherwise inside a
+# nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
+# Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
+# (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
+# LC_MIB (workloads, see run-checks.sh).
+# Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
+# when a check failed or is missing. Logs: build/linux/logs/. Needs root.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+B=$top/build/linux
+LOGS=$B/logs
+configs=${LINUX_CHECK_CONFIGS:-msix,msi,intx,nomsi,qemu}
+mode=${LINUX_CHECK_MODE:-auto}
+build=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--configs) configs=$2; shift ;;
+	--configs=*) configs=${1#*=} ;;
+	--mode) mode=$2; shift ;;
+	--mode=*) mode=${1#*=} ;;
+	--no-build) build=0 ;;
+	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "check-linux: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+configs=$(echo "$configs" | tr ',' ' ')
+for c in $configs; do
+	case "$c" in msix | msi | intx | nomsi | qemu) ;; *) echo "check-linux: unknown configuration $c" >&2; exit 2 ;; esac
+done
+TMO=${LINUX_CHECK_TIMEOUT:-300}
+
+T0=$(date +%s)
+say() { echo "check-linux: [$(($(date +%s) - T0))s] $*"; }
+die() { say "$*"; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (apt-get, /dev/kvm, tap devices)"
+cd "$top" || exit 1
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+# Stray processes and taps after Ctrl-C/SIGTERM: stop what we started (each by its pid).
+kids=
+stop_kids() {
+	local p
+	for p in $kids; do kill -TERM "$p" 2>/dev/null; done
+	for p in $kids; do wait "$p" 2>/dev/null; done
+	kids=
+}
+trap 'say "interrupted: stopping"; stop_kids; exit 130' INT
+trap 'say "terminated: stopping"; stop_kids; exit 143' TERM
+
+# --- mode
+if [ "$mode" = auto ]; then
+	if [ -c /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ ! -d /sys/module/kvm_pvm ]; then
+		mode=direct
+	else
+		mode=nested
+	fi
+fi
+case "$mode" in
+direct) say "mode direct: /dev/kvm runs stock kernels here ($(ls -d /sys/module/kvm_intel /sys/module/kvm_amd 2>/dev/null | xargs -n1 basename | tr '\n' ' '))" ;;
+nested) say "mode nested: $([ -d /sys/module/kvm_pvm ] && echo '/dev/kvm is PVM' || echo 'no hardware /dev/kvm'); the checks run inside a QEMU TCG L1 with kvm_amd" ;;
+*) die "unknown mode $mode (auto, direct or nested)" ;;
+esac
+say "configurations: $configs; logs in $LOGS"
+
+# --- build (downloads cached in build/linux/dl)
+newer() { # target sources...: true when target is missing or older than a source
+	local t=$1 s
+	shift
+	[ -e "$t" ] || return 0
+	for s in "$@"; do [ "$s" -nt "$t" ] && return 0; done
+	return 1
+}
+if [ "$build" = 1 ]; then
+	[ -x build/msivm ] || { say "make"; make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }; }
+	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$here/build.sh"; then
+		say "build L2 guest (Debian cloud kernel + tests/linux/guest-init)"
+		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
+		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
+	fi
+	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm "$B/l2/initramfs.cpio.gz" \
+		"$here/l1-init" "$here/run-checks.sh" "$here/checks.list" "$here/build.sh"; then
+		say "build L1 (Debian cloud kernel, kvm_amd, msivm, QEMU, the L2 guest)"
+		OUT=$B MSIVM=build/msivm "$here/build.sh" l1 2>&1 | tee "$LOGS/build-l1.log" | sed 's/^/  /'
+		[ "${PIPESTATUS[0]}" = 0 ] || die "building L1 failed"
+	fi
+fi
+[ -s "$B/l2/initramfs.cpio.gz" ] || die "no L2 guest in $B/l2 (run without --no-build)"
+RES=$LOGS/results
+mkdir -p "$RES"
+
+# Seconds each configuration may take (as run-checks.sh computes them) + L1 boot, for the outer timeout.
+budget() {
+	local c s=240
+	for c in "$@"; do
+		case "$c" in msix | qemu) s=$((s + TMO + 3 * TMO / 2 + 30)) ;; *) s=$((s + TMO + 30)) ;; esac
+	done
+	echo $s
+}
+
+# Shows run-checks' progress ("@@ ..." and live guest verdicts) with our elapsed time; logs all.
+show() { # log-file
+	local line
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		printf '[%7.1f] %s\n' "$(echo "$EPOCHREALTIME $T0" | awk '{print $1 - $2}')" "$line" >>"$1"
+		case "$line" in
+		"@@ "*) echo "check-linux: [$(($(date +%s) - T0))s] ${line#@@ }" ;;
+		"  "*" | lc: "*) echo "$line" ;;
+		esac
+	done
+}
+
+run_direct() {
+	say "direct run: $*"
+	local f=$LOGS/run-checks.fifo
+	rm -f "$f" && mkfifo "$f"
+	show "$LOGS/run-checks.log" <"$f" &
+	local sp=$!
+	LC_OUT=$RES LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_KERNEL=$B/l2/vmlinuz \
+		LC_INITRD=$B/l2/initramfs.cpio.gz LC_BB=/bin/busybox LC_TIMEOUT=$TMO \
+		sh "$here/run-checks.sh" "$@" >"$f" 2>&1 &
+	local rp=$!
+	kids="$rp $sp"
+	wait "$rp"
+	wait "$sp"
+	kids=
+	rm -f "$f"
+}
+
+# One L1 boot running the given configurations; sets l1_rc and l1_log.
+run_l1() { # attempt configs...
+	local attempt=$1
+	shift
+	local img=$B/l1-out.img f=$LOGS/l1.fifo t
+	l1_log=$LOGS/l1-$attempt.log
+	rm -f "$img" && truncate -s 128M "$img"
+	t=$(budget "$@")
+	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO"
+	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
+	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
+	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
+	say "boot L1 (attempt $attempt): QEMU TCG -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
+	rm -f "$f" && mkfifo "$f"
+	show "$l1_log" <"$f" &
+	local sp=$!
+	timeout -k 10 "$t" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 4G -M q35 \
+		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
+		-kernel "$B/l1/vmlinuz" -initrd "$B/l1/initramfs.cpio" -append "$cmd" \
+		-drive "file=$img,if=none,id=out,format=raw" -device virtio-blk-pci,drive=out \
+		</dev/null >"$f" 2>&1 &
+	local qp=$!
+	kids="$qp $sp"
+	wait "$qp"
+	l1_rc=$?
+	wait "$sp"
+	kids=
+	rm -f "$f"
+	say "L1 exited with status $l1_rc$([ $l1_rc = 124 ] && echo ' (timeout)')"
+	mkdir -p "$RES"
+	tar xf "$img" -C "$RES" 2>/dev/null || say "no result archive from L1"
+	rm -f "$img"
+}
+
+if [ "$mode" = direct ]; then
+	run_direct $configs
+else
+	run_l1 1 $configs
+	missing=
+	for c in $configs; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
+	if [ -n "$missing" ] && ! grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
+		# L1 died (its own kernel, under TCG): not msivm's or the L2 guest's doing. Retry once.
+		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)' | head -n 3)
+		if [ -n "$panic" ] || { [ "$l1_rc" != 0 ] && [ "$l1_rc" != 124 ]; }; then
+			say "RETRY: L1 died before finishing (status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}); configurations not done:$missing; retrying them once"
+			mv "$RES" "$LOGS/results-attempt1"
+			mkdir -p "$RES"
+			for c in $configs; do
+				case " $missing " in *" $c "*) ;; *) cp -a "$LOGS/results-attempt1/$c" "$RES/" && echo "$c" >>"$RES/done" ;; esac
+			done
+			run_l1 2 $missing
+		else
+			say "L1 ended without its end marker (status $l1_rc), no L1 panic seen: not retried"
+		fi
+	fi
+fi
+
+# --- verdicts: every expected check of every configuration
+all=$LOGS/summary.txt
+: >"$all"
+declare -A V
+names=()
+while read -r n cf _; do
+	case "$n" in "" | \#*) continue ;; esac
+	names+=("$n")
+	for c in $configs; do
+		case ",$cf," in ",all," | *",$c,"*) V[$c/$n]=MISS ;; esac
+	done
+done <"$here/checks.list"
+fails=0
+echo
+echo "=== check-linux results ($mode)"
+for c in $configs; do
+	r=$RES/$c/results.txt
+	if [ -s "$r" ]; then
+		while IFS= read -r line; do
+			v=${line%% *}
+			rest=${line#* }
+			n=${rest%%[ :]*}
+			detail=${rest#"$n"}
+			[ -n "${V[$c/$n]+x}" ] || names+=("$n")
+			V[$c/$n]=$v
+			echo "$v $c/$n$detail" | tee -a "$all"
+		done <"$r"
+	fi
+	for n in "${names[@]}"; do
+		[ "${V[$c/$n]:-}" = MISS ] && echo "FAIL $c/$n: missing (the check did not report)" | tee -a "$all"
+	done
+done
+# The relevant console of every configuration that failed.
+for c in $configs; do
+	grep -q "^FAIL $c/" "$all" || continue
+	echo
+	echo "--- $c failed: $(grep -c "^FAIL $c/" "$all") check(s); $(cat "$RES/$c/vmm.status" 2>/dev/null || echo 'the VMM never ran')"
+	if [ -s "$RES/$c/serial.log" ]; then
+		echo "--- $c: L2 serial log (last 30 lines of $RES/$c/serial.log)"
+		tr -d '\r' <"$RES/$c/serial.log" | tail -n 30 | sed 's/^/  | /'
+		echo "--- $c: VMM stderr (last 15 lines of $RES/$c/vmm.err)"
+		tail -n 15 "$RES/$c/vmm.err" 2>/dev/null | sed 's/^/  | /'
+	fi
+done
+
+# Table: checks x configurations.
+echo
+printf '%-22s' check
+for c in $configs; do printf ' %-6s' "$c"; done
+echo
+for n in "${names[@]}"; do
+	printf '%-22s' "$n"
+	for c in $configs; do
+		v=${V[$c/$n]:-.}
+		case "$v" in FAIL | MISS) fails=$((fails + 1)) ;; esac
+		printf ' %-6s' "$v"
+	done
+	echo
+done | awk '!seen[$0]++'
+np=$(grep -c '^PASS' "$all")
+nf=$(grep -c '^FAIL' "$all")
+echo
+say "done: $np PASS, $nf FAIL ($mode, configurations: $configs)"
+cp "$all" "$LOGS/summary-$(date +%Y%m%d-%H%M%S).txt"
+[ "$nf" = 0 ]

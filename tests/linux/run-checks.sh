@@ -1,0 +1,288 @@
+#!/bin/sh
+# run-checks.sh: the host side of `make check-linux`. Runs inside the nested L1 (busybox sh, started
+# by tests/linux/l1-init) or directly on a host with hardware KVM (started by check-linux.sh).
+#
+#   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi qemu
+#
+# For each configuration it prepares the disk images, a tap with the host address, an iperf3
+# server and one-shot nc listeners, boots the L2 test guest (tests/linux/guest-init) under msivm
+# or QEMU, waits for the VMM to exit (with a timeout), then checks its exit status and the disk
+# images and collects the guest's verdicts from the serial log. It writes LC_OUT/CONFIG/results.txt
+# ("PASS name detail" / "FAIL name: why") and the logs (serial.log, hvc.out, vmm.err, vmm.out,
+# host.log) next to it. Progress lines start with "@@ "; live guest verdicts with "  CONFIG | lc:".
+#
+# Environment (defaults are the paths inside L1):
+#   LC_OUT (/out), LC_WORK (/work: images and scratch, a tmpfs in L1), LC_MSIVM (/lc/msivm),
+#   LC_QEMU (qemu-system-x86_64), LC_QEMU_DATA (firmware dir for qemu -L, empty: QEMU's default),
+#   LC_KERNEL, LC_INITRD (the L2 guest), LC_BB (busybox, for nc), LC_IP (iproute2's ip), LC_TAP (lctap0),
+#   LC_NET (10.0.2: host .2, guest .15), LC_PORT (5211: iperf3; +1..+4 the nc listeners),
+#   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
+#   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 4)
+set -u
+OUT=${LC_OUT:-/out}
+WORK=${LC_WORK:-/work}
+MSIVM=${LC_MSIVM:-/lc/msivm}
+QEMU=${LC_QEMU:-qemu-system-x86_64}
+QEMU_DATA=${LC_QEMU_DATA:-}
+KERNEL=${LC_KERNEL:-/lc/l2-vmlinuz}
+INITRD=${LC_INITRD:-/lc/l2-initramfs.cpio.gz}
+BB=${LC_BB:-busybox}
+IP=${LC_IP:-ip} # iproute2 (busybox's ip has no tuntap; busybox sh prefers its applets, hence a path)
+TAP=${LC_TAP:-lctap0}
+NET=${LC_NET:-10.0.2}
+PORT=${LC_PORT:-5211}
+TMO=${LC_TIMEOUT:-300}
+FIO=${LC_FIO:-4}
+IPERF=${LC_IPERF:-3}
+MIB=${LC_MIB:-4}
+BIGMTU=9000
+VDA_MIB=64
+VDB_MIB=4
+
+up() { cut -d' ' -f1 /proc/uptime; }
+T0=$(up)
+el() { awk -v a="$(up)" -v b="$T0" 'BEGIN { printf "%.0f", a - b }'; }
+stage() { echo "@@ [$(el)s] $*"; }
+sha() { sha256sum "$@" | cut -d' ' -f1; }
+short() { echo "$1" | cut -c1-12; }
+
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	[ -n "${vmm_pid:-}" ] && kill -TERM "$vmm_pid" 2>/dev/null && sleep 1 && kill -KILL "$vmm_pid" 2>/dev/null
+	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+	pids= vmm_pid=
+	$IP link del "$TAP" 2>/dev/null
+	return 0
+}
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+trap 'cleanup' EXIT
+
+# Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
+config() {
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot=
+	case "$1" in
+	msix) power=acpi,kbd,triple,off ;;
+	msi) irq=msi expect=intx ;;
+	intx) irq=intx expect=intx ;;
+	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
+	qemu) vmm=qemu irq= power=acpi,kbd,triple,off ;;
+	*) return 1 ;;
+	esac
+}
+
+res() { # PASS|FAIL name detail
+	if [ "$1" = PASS ]; then
+		echo "PASS $2 $3" >>"$d/results.txt"
+	else
+		echo "FAIL $2: $3" >>"$d/results.txt"
+	fi
+}
+cond() { # status name detail
+	if [ "$1" = 0 ]; then res PASS "$2" "$3"; else res FAIL "$2" "$3"; fi
+}
+# The value of "lc: DATA KEY VALUE" in the serial log.
+data() { tr -d '\r' <"$d/serial.log" | sed -n "s/.*lc: DATA $1 \([^ ]*\).*/\1/p" | head -n1; }
+
+run_config() {
+	cfg=$1
+	config "$cfg" || { echo "@@ unknown configuration $cfg"; return 1; }
+	d=$OUT/$cfg
+	rm -rf "$d"
+	mkdir -p "$d" "$WORK"
+	: >"$d/results.txt"
+	stage "$cfg: prepare (disks, tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
+	vda=$WORK/vda.img vdb=$WORK/vdb.img
+	rm -f "$vda" "$vdb"
+	truncate -s ${VDA_MIB}M "$vda"
+	dd if=/dev/urandom of="$vdb" bs=1M count=$VDB_MIB 2>/dev/null
+	vdbsum=$(sha "$vdb")
+	[ -s "$WORK/tx.bin" ] || dd if=/dev/urandom of="$WORK/tx.bin" bs=1M count="$MIB" 2>/dev/null
+	txsum=$(sha "$WORK/tx.bin")
+
+	$IP link del "$TAP" 2>/dev/null
+	{
+		$IP tuntap add dev "$TAP" mode tap &&
+			$IP link set "$TAP" mtu $BIGMTU &&
+			$IP addr add "$NET.2/24" dev "$TAP" &&
+			$IP link set "$TAP" up
+	} >"$d/host.log" 2>&1 || { stage "$cfg: tap setup failed: $(cat "$d/host.log")"; }
+	iperf3 -s -p "$PORT" >"$d/iperf3-server.log" 2>&1 &
+	pids="$pids $!"
+	# guest -> host (normal and big MTU), host -> guest (both)
+	$BB nc -l -p $((PORT + 1)) -e sh -c "cat >$d/nc-tx.bin" </dev/null >>"$d/host.log" 2>&1 &
+	pids="$pids $!"
+	$BB nc -l -p $((PORT + 2)) -e cat "$WORK/tx.bin" </dev/null >>"$d/host.log" 2>&1 &
+	pids="$pids $!"
+	$BB nc -l -p $((PORT + 3)) -e sh -c "cat >$d/nc-tx-bigmtu.bin" </dev/null >>"$d/host.log" 2>&1 &
+	pids="$pids $!"
+	$BB nc -l -p $((PORT + 4)) -e cat "$WORK/tx.bin" </dev/null >>"$d/host.log" 2>&1 &
+	pids="$pids $!"
+
+	# loglevel=5: errors and warnings reach the console, the info lines (slow under nested TCG) do not
+	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
+	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
+	cmdline="$cmdline lc.mtu=$BIGMTU lc.rxsum=$txsum lc.vda=$((VDA_MIB * 1048576)) lc.vdb=$((VDB_MIB * 1048576))"
+	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB${extra:+ $extra}"
+	: >"$d/serial.log"
+	: >"$d/hvc.out"
+	if [ "$vmm" = msivm ]; then
+		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
+			--mem 1G --cpus 2 --serial "$d/serial.log" \
+			--disk "path=$vda,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
+			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
+			--console "out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot}
+	else
+		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu host -smp 2 -m 1G \
+			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
+			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
+			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0 \
+			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1 \
+			-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
+			-device "virtio-net-pci,netdev=n0,host_mtu=$BIGMTU,romfile=" \
+			-device virtio-serial-pci -chardev "file,id=c0,path=$d/hvc.out" -device virtconsole,chardev=c0 \
+			-device virtio-rng-pci
+	fi
+	printf '%s\n' "$*" >"$d/vmm.cmd"
+	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x off)
+	tmo=$((TMO + nreboot * TMO / 2))
+	stage "$cfg: boot $vmm (irq=${irq:-qemu-default} expect=$expect power=$power${extra:+ $extra}${noreboot:+ no-reboot}, timeout ${tmo}s)"
+	t_start=$(up)
+	"$@" </dev/null >"$d/vmm.out" 2>"$d/vmm.err" &
+	vmm_pid=$!
+	# Live guest verdicts and progress.
+	rm -f "$WORK/live"
+	mkfifo "$WORK/live"
+	awk -v c="$cfg" '/lc: (CHECK|pass|power)/ { sub(/\r$/, ""); sub(/.*lc: /, "lc: "); print "  " c " | " $0; fflush() }' <"$WORK/live" &
+	pids="$pids $!"
+	tail -f "$d/serial.log" 2>/dev/null >"$WORK/live" &
+	pids="$pids $!"
+	why=exited t_off= t_boot1=
+	while kill -0 "$vmm_pid" 2>/dev/null; do
+		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
+		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
+		if awk -v a="$(up)" -v b="$t_start" -v t="$tmo" 'BEGIN { exit !(a - b > t) }'; then
+			why=timeout
+			kill -TERM "$vmm_pid" 2>/dev/null
+			sleep 3
+			kill -KILL "$vmm_pid" 2>/dev/null
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$vmm_pid"
+	rc=$?
+	t_end=$(up)
+	vmm_pid=
+	sleep 0.5 # let the last serial lines reach the live view
+	cleanup
+	wall=$(awk -v a="$t_end" -v b="$t_start" 'BEGIN { printf "%.1f", a - b }')
+	boot1=$([ -n "$t_boot1" ] && awk -v a="$t_boot1" -v b="$t_start" 'BEGIN { printf "%.1f", a - b }' || echo -)
+	stage "$cfg: $vmm exited rc=$rc ($why) after ${wall}s (guest init ran at ${boot1}s)"
+	echo "rc=$rc why=$why wall=$wall init=$boot1" >"$d/vmm.status"
+	[ "$why" = timeout ] && res FAIL vmm.timeout "no exit within ${tmo}s (stopped it; rc=$rc)"
+
+	# --- guest verdicts, first one per name
+	tr -d '\r' <"$d/serial.log" | sed -n 's/.*lc: CHECK \([^ ]*\) \(PASS\|FAIL\) *\(.*\)$/\2 \1 \3/p' |
+		awk '!seen[$2]++' | while read -r v n detail; do res "$v" "$n" "$detail"; done
+
+	# --- host-side checks
+	s=$(data blk.seq.sha256)
+	if [ -n "$s" ]; then
+		h=$(dd if="$vda" bs=1M skip=16 count="$MIB" 2>/dev/null | sha256sum | cut -d' ' -f1)
+		[ "$h" = "$s" ]
+		cond $? blk.seq-image "image bytes at 16M: $(short "$h"), guest wrote $(short "$s")"
+	fi
+	zh=$(dd if=/dev/zero bs=1M count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
+	h=$(dd if="$vda" bs=1M skip=40 count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
+	[ "$h" = "$zh" ]
+	cond $? blk.discard-image "the discarded MiB at 40M of the image $([ "$h" = "$zh" ] && echo reads zeroes || echo holds data) (image uses $(du -k "$vda" | cut -f1) KiB of ${VDA_MIB} MiB)"
+	h=$(sha "$vdb")
+	[ "$h" = "$vdbsum" ]
+	cond $? blk.ro-image "read-only image $([ "$h" = "$vdbsum" ] && echo unchanged || echo CHANGED)"
+	for p in net net-bigmtu; do
+		s=$(data "$p.nc-tx.sha256")
+		[ -n "$s" ] || continue
+		f=$d/nc-tx.bin
+		[ "$p" = net-bigmtu ] && f=$d/nc-tx-bigmtu.bin
+		h=$(sha "$f" 2>/dev/null)
+		[ "$h" = "$s" ]
+		cond $? "$p.nc-tx" "host received $(wc -c <"$f" 2>/dev/null || echo 0) bytes, sha256 $(short "$h") (guest sent $(short "$s"), guest nc status $(data "$p.nc-tx.status"))"
+	done
+	tr -d '\r' <"$d/hvc.out" >"$d/hvc.txt"
+	grep -q "lc-hvc $cfg pass 1" "$d/hvc.txt" && grep -q "lc-hvc $cfg line 19" "$d/hvc.txt"
+	cond $? console.hvc "$(wc -l <"$d/hvc.out") lines in the console file (want 'lc-hvc $cfg pass 1' and 20 workload lines)"
+	p=$(tr -d '\r' <"$d/serial.log" | grep -E 'Kernel panic|BUG:|Oops:|general protection fault' | head -n 2 | tr '\n' ' ')
+	w=$(tr -d '\r' <"$d/serial.log" | grep -c 'WARNING: CPU')
+	[ -z "$p" ]
+	cond $? guest.no-panic "${p:-no panic, oops or BUG on the L2 console} ($w kernel WARNINGs$([ "$w" = 0 ] || echo ": $(tr -d '\r' <"$d/serial.log" | grep -m1 -B1 'WARNING: CPU' | head -n1 | sed 's/^\[[ 0-9.]*\] //' | cut -c1-70)"))"
+
+	# --- power: the action of each pass (the last one ends the VMM)
+	n=$(echo "$power" | tr ',' '\n' | wc -l)
+	i=1
+	for a in $(echo "$power" | tr ',' ' '); do
+		if [ "$i" -lt "$n" ]; then
+			# a reboot in the middle of the sequence: the next pass must begin
+			grep -q "lc: power $i reboot $a" "$d/serial.log"
+			said=$?
+			grep -q "lc: pass $((i + 1)) begin" "$d/serial.log"
+			again=$?
+			why_r=ok
+			if [ "$vmm" = msivm ]; then
+				case "$a" in
+				acpi) cause="ACPI reset register" ;;
+				kbd) cause="i8042 reset pulse" ;;
+				triple) cause="triple fault" ;;
+				*) cause= ;;
+				esac
+				# msivm -v names the cause: "guest reset (CAUSE): reboot N"
+				grep -q "guest reset ($cause): reboot $i" "$d/vmm.err" || why_r="msivm did not log 'guest reset ($cause): reboot $i'"
+			fi
+			[ $said = 0 ] && [ $again = 0 ] && [ "$why_r" = ok ]
+			cond $? "power.reboot-$a" "pass $i rebooted ($a): $([ $said = 0 ] && echo asked || echo 'never asked') and init ran again: $([ $again = 0 ] && echo yes || echo no)$([ "$why_r" = ok ] || echo "; $why_r")"
+		elif [ "$a" = off ]; then
+			grep -q "lc: power $i poweroff" "$d/serial.log"
+			said=$?
+			lat=-
+			[ -n "$t_off" ] && lat=$(awk -v a="$t_end" -v b="$t_off" 'BEGIN { printf "%.1f", a - b }')
+			[ $said = 0 ] && [ "$rc" = 0 ] && [ "$why" = exited ] && awk -v l="$lat" 'BEGIN { exit !(l != "-" && l < 10) }'
+			cond $? power.poweroff "exit status $rc ($why), ${lat}s from the guest's poweroff line to the VMM's exit (pass $i)"
+		else
+			grep -q "lc: power $i reboot" "$d/serial.log"
+			said=$?
+			grep -q "lc: pass $((i + 1)) begin" "$d/serial.log"
+			again=$?
+			[ $said = 0 ] && [ $again != 0 ] && [ "$rc" = 123 ]
+			cond $? power.noreboot-123 "guest reboot under --no-reboot: exit status $rc ($why), guest asked: $([ $said = 0 ] && echo yes || echo no), init ran again: $([ $again = 0 ] && echo yes || echo no)"
+		fi
+		i=$((i + 1))
+	done
+	if [ "$n" -gt 1 ] && [ "$noreboot" != 1 ]; then
+		miss=
+		k=1
+		while [ $k -le "$n" ]; do
+			grep -q "lc-hvc $cfg pass $k\$" "$d/hvc.txt" || miss="$miss hvc:$k"
+			grep -q "lc: pass $k begin" "$d/serial.log" || miss="$miss serial:$k"
+			k=$((k + 1))
+		done
+		[ -z "$miss" ]
+		cond $? power.output-kept "serial and console files hold every boot's lines (${miss:+missing$miss}${miss:-passes 1-$n})"
+	fi
+
+	rm -f "$d/nc-tx.bin" "$d/nc-tx-bigmtu.bin" # hashed above; keeps the log archive small
+	np=$(grep -c '^PASS' "$d/results.txt")
+	nf=$(grep -c '^FAIL' "$d/results.txt")
+	stage "$cfg: $np PASS, $nf FAIL"
+	if [ "$nf" != 0 ]; then
+		grep '^FAIL' "$d/results.txt" | sed 's/^/  | /'
+		echo "  | --- L2 serial (tail):"
+		tr -d '\r' <"$d/serial.log" | tail -n 25 | sed 's/^/  | /'
+		echo "  | --- $vmm stderr (tail):"
+		tail -n 12 "$d/vmm.err" | sed 's/^/  | /'
+	fi
+	return 0
+}
+
+[ $# -ge 1 ] || set -- msix msi intx nomsi qemu
+for c in "$@"; do run_config "$c"; done
