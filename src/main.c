@@ -193,7 +193,8 @@ static int parse_disk(const char *arg, struct vm_device_spec *d)
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 		if (!strncmp(tok, "path=", 5)) {
-			snprintf(b->path, sizeof(b->path), "%s", tok + 5); /* fits: buf is no longer */
+			if (snprintf(b->path, sizeof(b->path), "%s", tok + 5) >= (int)sizeof(b->path))
+				return usage_error("--disk path= is longer than %s bytes", "4095");
 		} else if (!strcmp(tok, "ro")) {
 			b->ro = true;
 		} else if (!strncmp(tok, "queues=", 7)) {

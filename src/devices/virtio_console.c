@@ -260,11 +260,15 @@ int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 {
 	*io = (struct virtio_console_io){ .out_fd = stdout_fd, .in_fd = -1 };
 	if (o->out_path[0]) {
+		/* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of
+		 * blocking open() forever; writes cope with a full fd. */
 		int mode = o->append ? O_APPEND : O_TRUNC;
-		io->out_fd = open(o->out_path, O_WRONLY | O_CREAT | mode | O_CLOEXEC, 0644);
+		io->out_fd = open(o->out_path, O_WRONLY | O_CREAT | O_NONBLOCK | mode | O_CLOEXEC,
+				  0644);
 		if (io->out_fd < 0)
 			return error_set(err, -errno, "cannot open console output '%s': %s",
-					 o->out_path, strerror(errno));
+					 o->out_path, errno == ENXIO ? "a FIFO with no reader"
+								     : strerror(errno));
 		io->close_out = true;
 	}
 	if (o->in_path[0]) {

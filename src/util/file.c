@@ -12,7 +12,8 @@ int file_map(const char *path, const char *what, struct mapped_file *f, struct e
 {
 	f->data = NULL;
 	f->size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not block open() (it is refused below). */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, -errno, "cannot open %s '%s': %s", what, path, strerror(errno));
 	struct stat st;

@@ -491,6 +491,19 @@ static void test_kernel_larger_than_ram_rejected(void **state)
 	assert_rejected(f, -ERANGE, "RAM");
 }
 
+/* Regression (hardening review, defect 4): pref_address near 2^64 made
+ * pref_address + init_size wrap, and the image passed the RAM check. */
+static void test_pref_address_wrapping_rejected(void **state)
+{
+	struct fixture *f = *state;
+	put64(f->img + 0x258, UINT64_MAX - SYN_INIT / 2);
+	assert_rejected(f, -ERANGE, "wraps");
+	put64(f->img + 0x258, UINT64_MAX - SYN_INIT + 1); /* run + init_size == 2^64 */
+	assert_rejected(f, -ERANGE, "wraps");
+	put64(f->img + 0x258, RAM_SIZE); /* ends past RAM without wrapping: the RAM check */
+	assert_rejected(f, -ERANGE, "RAM");
+}
+
 static void test_initrd_too_big_rejected(void **state)
 {
 	struct fixture *f = *state;
@@ -629,6 +642,7 @@ int main(void)
 		T(test_truncated_in_setup_rejected),
 		T(test_short_header_rejected),
 		T(test_kernel_larger_than_ram_rejected),
+		T(test_pref_address_wrapping_rejected),
 		T(test_initrd_too_big_rejected),
 		T(test_initrd_above_initrd_addr_max_rejected),
 		T(test_cmdline_too_long_rejected),

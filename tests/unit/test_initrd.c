@@ -76,6 +76,22 @@ static void test_too_big_and_empty_rejected(void **state)
 	assert_int_equal(a, 7);
 }
 
+/* Regression (hardening review, defect 5): a kernel ending below 1 MiB let a
+ * large initrd reach down over the legacy area and the ACPI tables. */
+static void test_never_below_1mib(void **state)
+{
+	struct guest_mem gm;
+	struct error err;
+	uint64_t a = 0;
+	init(&gm, 16 * MiB);
+	uint64_t kernel_end = 0x90000;
+	assert_int_equal(initrd_place(&gm, 15 * MiB, kernel_end, UINT64_MAX, &a, &err), 0);
+	assert_int_equal(a, HIGH_MEM_START);
+	assert_int_equal(initrd_place(&gm, 15 * MiB + 1, kernel_end, UINT64_MAX, &a, &err),
+			 -ENOSPC);
+	assert_int_equal(initrd_place(&gm, 15 * MiB + 300 * KiB, 0, UINT64_MAX, &a, &err), -ENOSPC);
+}
+
 static void test_pvh_extras(void **state)
 {
 	struct guest_mem gm;
@@ -112,6 +128,7 @@ int main(void)
 		cmocka_unit_test(test_highest_page_aligned_slot),
 		cmocka_unit_test(test_exact_fit_above_floor),
 		cmocka_unit_test(test_too_big_and_empty_rejected),
+		cmocka_unit_test(test_never_below_1mib),
 		cmocka_unit_test(test_pvh_extras),
 	};
 	return cmocka_run_group_tests_name("initrd", tests, NULL, NULL);

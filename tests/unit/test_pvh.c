@@ -515,6 +515,24 @@ static void test_segment_overlapping_boot_data_rejected(void **state)
 	assert_rejected(f, -ERANGE, "boot data");
 }
 
+/* Regression (hardening review, defect 5): nothing loads over the legacy
+ * area; RAM below it (0x80000-0xA0000) is still fine. */
+static void test_segment_over_legacy_area_rejected(void **state)
+{
+	struct fixture *f = *state;
+	img_good(&f->im, 4);
+	phdr(&f->im, 1)->p_paddr = LOW_RAM_END - DATA_LEN + 1;
+	assert_rejected(f, -ERANGE, "legacy");
+	img_good(&f->im, 4);
+	phdr(&f->im, 1)->p_paddr = 0xC0000;
+	assert_rejected(f, -ERANGE, "legacy");
+	img_init(&f->im);
+	img_add(&f->im, PT_LOAD, LOW_RAM_END - DATA_LEN, data_bytes, DATA_LEN, DATA_LEN);
+	img_add(&f->im, PT_LOAD, HIGH_MEM_START, text_bytes, TEXT_LEN, TEXT_LEN);
+	img_add_pvh_note(&f->im, HIGH_MEM_START, 4);
+	assert_int_equal(load(f), 0);
+}
+
 static void test_segments_next_to_boot_data_accepted(void **state)
 {
 	struct fixture *f = *state;
@@ -720,6 +738,7 @@ int main(void)
 		T(test_segment_over_mmio_hole_rejected),
 		T(test_segment_running_into_mmio_hole_rejected),
 		T(test_segment_overlapping_boot_data_rejected),
+		T(test_segment_over_legacy_area_rejected),
 		T(test_segments_next_to_boot_data_accepted),
 		T(test_segment_wrapping_around_2_64_rejected),
 		T(test_entry_outside_loaded_segments_rejected),

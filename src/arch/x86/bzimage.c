@@ -94,6 +94,9 @@ int bzimage_parse(const uint8_t *image, size_t size, struct bzimage_info *out, s
 		return error_set(err, -ENOEXEC, "truncated: the protected-mode kernel is only %" PRIu64
 				 " bytes, no room for the 64-bit entry at +0x200", bi.kernel_bytes);
 	bi.load_addr = BZIMAGE_LOAD_ADDR;
+	if (bi.hdr.pref_address > UINT64_MAX - bi.hdr.init_size)
+		return error_set(err, -ERANGE, "pref_address 0x%" PRIx64 " plus init_size %u wraps "
+				 "past 2^64", (uint64_t)bi.hdr.pref_address, bi.hdr.init_size);
 	place_kernel(&bi);
 	*out = bi;
 	return 0;

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <inttypes.h>
 
+#include "arch/x86/layout.h"
+
 #define PAGE_MASK 0xfffULL
 
 uint64_t low_ram_top(const struct guest_mem *gm)
@@ -22,6 +24,9 @@ int initrd_place(const struct guest_mem *gm, uint64_t size, uint64_t floor, uint
 	uint64_t top = low_ram_top(gm);
 	if (limit < top)
 		top = limit;
+	/* Never below 1 MiB: boot data, the legacy area and the ACPI tables. */
+	if (floor < HIGH_MEM_START)
+		floor = HIGH_MEM_START;
 	uint64_t lowest = (floor + PAGE_MASK) & ~PAGE_MASK;
 	if (size > top || ((top - size) & ~PAGE_MASK) < lowest)
 		return error_set(err, -ENOSPC,

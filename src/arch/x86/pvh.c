@@ -99,6 +99,11 @@ static int check_segment(const struct guest_mem *gm, const uint8_t *image, size_
 		return error_set(err, -ERANGE,
 				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps msivm's ACPI tables "
 				 "(0x%llx-0x%llx)", idx, start, end, ACPI_START, ACPI_END);
+	if (start < HIGH_MEM_START && end > LOW_RAM_END)
+		return error_set(err, -ERANGE,
+				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps the legacy "
+				 "VGA/BIOS area (0x%llx-0x%llx), which is not RAM", idx, start, end,
+				 LOW_RAM_END, HIGH_MEM_START);
 	if (!gm_contains(gm, start, ph->p_memsz))
 		return error_set(err, -ERANGE,
 				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " is outside guest RAM "
