@@ -44,9 +44,10 @@ static const char usage_text[] =
 	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
 	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
 	"  --console OPTS     add a virtio-console (one port); OPTS: out=FILE (guest output;\n"
-	"                     default: standard output), in=FILE (input for the guest, read\n"
-	"                     until its end; default: none), irq=MODE, vectors=N as for --rng,\n"
-	"                     or \"\"\n"
+	"                     default: standard output), max=SIZE (output cap, default 64M,\n"
+	"                     0: none; a file counts from its size), in=FILE (input for the\n"
+	"                     guest, read until its end; default: none), irq=MODE, vectors=N\n"
+	"                     as for --rng, or \"\"\n"
 	"  --net OPTS         add a virtio-net NIC; OPTS: backend=tap|peer|socket and optionally\n"
 	"                     mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>), queues=N (queue\n"
 	"                     pairs, 1-7), mtu=N (68-65535, default 1500), irq=MODE, vectors=N as\n"
@@ -233,10 +234,17 @@ static int parse_console(const char *arg, struct vm_device_spec *d)
 	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
 		return usage_error("--%s value is too long", "console");
 	struct virtio_console_opts *c = &d->console;
+	c->max_out = VIRTIO_CONSOLE_OUT_MAX;
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		bool out = !strncmp(tok, "out=", 4), in = !strncmp(tok, "in=", 3);
-		if (out || in) {
+		uint64_t v;
+		if (!strncmp(tok, "max=", 4)) {
+			if (parse_size(tok + 4, &v))
+				return usage_error("bad console max '%s': use a size such as 64M, or 0 "
+						   "for no cap", tok + 4);
+			c->max_out = v;
+		} else if (out || in) {
 			const char *path = tok + (out ? 4 : 3);
 			char *dst = out ? c->out_path : c->in_path;
 			if (!path[0] || snprintf(dst, VIRTIO_CONSOLE_PATH_MAX, "%s", path) >=

@@ -11,10 +11,12 @@
 #include <sys/epoll.h>
 
 #include "util/log.h"
+#include "virtio/budget.h"
 
 #define HDR_SIZE 16u   /* type u32, reserved u32, sector u64 */
 #define DWZ_SIZE 16u   /* discard/write-zeroes segment: sector u64, num_sectors u32, flags u32 */
 #define DISCARD_ALIGN_SECTORS 8u
+#define VBLK_BUDGET_BYTES (8u << 20) /* per wake-up: a queue depth of large reads or writes */
 
 /*
  * Cache mode: writeback. Data goes through the host page cache (no O_DIRECT);
@@ -349,20 +351,30 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	}
 }
 
-/* Pops and starts every chain of queue qi while requests are free. Lock held. */
+/* Pops and starts the chains of queue qi while requests are free and the
+ * budget lasts (the sync engine does the I/O right here). Lock held. */
 static void process_queue(struct virtio_blk *b, uint16_t qi)
 {
 	struct virtq *q = virtio_pci_queue(&b->pci, qi);
 	if (!q)
 		return;
 	b->starved[qi] = false;
+	struct vbudget budget = vbudget_start(VBLK_BUDGET_BYTES);
 	for (;;) {
 		struct vblk_req *r = b->free_reqs[qi];
 		if (!r) {
 			b->starved[qi] = true; /* resumed when a request completes */
 			break;
 		}
-		if (virtq_pop(q, &b->chain) != 1 || handle_chain(b, qi, r))
+		if (!vbudget_left(&budget)) {
+			if (virtq_has_work(q))
+				virtio_pci_queue_resume(&b->pci, qi);
+			break;
+		}
+		if (virtq_pop(q, &b->chain) != 1)
+			break;
+		vbudget_charge(&budget, (uint64_t)b->chain.out_bytes + b->chain.in_bytes);
+		if (handle_chain(b, qi, r))
 			break;
 	}
 	blk_backend_unplug(b->be);

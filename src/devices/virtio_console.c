@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "virtio/budget.h"
+
+#define CHAIN_OUT_MAX (1u << 20) /* bytes of one transmitq chain written at most */
 
 #define OUT_STALL_MS 1000   /* a nonblocking output that stays full this long loses the bytes */
 
@@ -72,6 +76,22 @@ static int write_all(int fd, const uint8_t *p, uint32_t len, uint32_t *done)
  * returns. The first failure is logged; failed bytes are counted as dropped. */
 static void out_write(struct virtio_console *c, const uint8_t *p, uint32_t len)
 {
+	if (c->io.out_max) {
+		uint64_t room = c->io.out_used < c->io.out_max ? c->io.out_max - c->io.out_used : 0;
+		if (len > room) {
+			/* Keep what fits, drop the rest: a guest may not fill the host's disk. */
+			c->stats.bytes_dropped += len - room;
+			if (!c->out_capped)
+				log_warn("%s: console output reached its cap of %" PRIu64 " bytes "
+					 "(max=); further output is dropped (logged once)", c->name,
+					 c->io.out_max);
+			c->out_capped = true;
+			len = (uint32_t)room;
+			if (!len)
+				return;
+		}
+		c->io.out_used += len;
+	}
 	sigset_t pipe_set, old;
 	if (c->out_sigpipe) {
 		sigemptyset(&pipe_set);
@@ -104,16 +124,28 @@ static void tx_serve(struct virtio_console *c, struct virtq *q)
 {
 	bool bad = false;
 	int got;
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	do {
-		while ((got = virtq_pop(q, &c->chain)) == 1) {
+		while (vbudget_left(&budget) && (got = virtq_pop(q, &c->chain)) == 1) {
 			if (c->chain.n_in) {
 				bad = true;
 				break;
 			}
-			for (uint32_t i = 0; i < c->chain.n_out; i++)
-				out_write(c, c->chain.buf[i].host, c->chain.buf[i].len);
+			/* A chain beyond CHAIN_OUT_MAX (no driver sends one) is cut there. */
+			uint32_t room = CHAIN_OUT_MAX;
+			for (uint32_t i = 0; i < c->chain.n_out; i++) {
+				uint32_t n = c->chain.buf[i].len < room ? c->chain.buf[i].len : room;
+				out_write(c, c->chain.buf[i].host, n);
+				c->stats.bytes_dropped += c->chain.buf[i].len - n;
+				room -= n;
+			}
 			virtq_push(q, c->chain.head, 0);
+			vbudget_charge(&budget, c->chain.out_bytes);
 			c->stats.chains_out++;
+		}
+		if (!vbudget_left(&budget)) {
+			virtio_pci_queue_resume(&c->pci, VIRTIO_CONSOLE_TXQ);
+			break;
 		}
 		if (got != 0)
 			break;
@@ -192,7 +224,12 @@ static void rx_serve(struct virtio_console *c)
 {
 	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_RXQ);
 	bool again = false, bad = false;
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	while (q) {
+		if (!vbudget_left(&budget)) {
+			virtio_pci_queue_resume(&c->pci, VIRTIO_CONSOLE_RXQ);
+			break;
+		}
 		if (!virtq_has_work(q)) {
 			virtq_set_notify(q, true); /* event idx: kick me for the next buffer */
 			if (!virtq_has_work(q))
@@ -208,6 +245,7 @@ static void rx_serve(struct virtio_console *c)
 		}
 		uint32_t n = rx_copy(c);
 		virtq_push(q, c->chain.head, n);
+		vbudget_charge(&budget, n);
 		c->stats.bytes_in += n;
 		c->stats.chains_in++;
 	}
@@ -258,7 +296,8 @@ static const struct virtio_dev_ops con_ops = {
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 			   struct virtio_console_io *io, struct error *err)
 {
-	*io = (struct virtio_console_io){ .out_fd = stdout_fd, .in_fd = -1 };
+	*io = (struct virtio_console_io){ .out_fd = stdout_fd, .in_fd = -1,
+					  .out_max = o->max_out };
 	if (o->out_path[0]) {
 		/* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of
 		 * blocking open() forever; writes cope with a full fd. */
@@ -270,6 +309,9 @@ int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 					 o->out_path, errno == ENXIO ? "a FIFO with no reader"
 								     : strerror(errno));
 		io->close_out = true;
+		struct stat st;
+		if (!fstat(io->out_fd, &st) && S_ISREG(st.st_mode))
+			io->out_used = (uint64_t)st.st_size;
 	}
 	if (o->in_path[0]) {
 		io->in_fd = open(o->in_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

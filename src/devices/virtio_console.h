@@ -19,12 +19,15 @@
 #define VIRTIO_CONSOLE_CONFIG_SIZE 8     /* cols u16, rows u16, max_nr_ports u32 (= 1) */
 #define VIRTIO_CONSOLE_RX_STAGE    4096  /* host input read ahead of the guest's buffers */
 #define VIRTIO_CONSOLE_PATH_MAX    4096
+#define VIRTIO_CONSOLE_OUT_MAX     (64ULL << 20) /* default output cap, bytes */
 
 /* One --console option: where the port's bytes go and come from. */
 struct virtio_console_opts {
 	char out_path[VIRTIO_CONSOLE_PATH_MAX];  /* "": standard output */
 	char in_path[VIRTIO_CONSOLE_PATH_MAX];   /* "": no input */
 	bool append;                             /* keep out_path's contents (after a guest reboot) */
+	uint64_t max_out;                        /* output cap in bytes (0: none); a regular
+						    file counts from its size */
 };
 
 /* The host side of the port. The device closes the fds flagged `close_*`
@@ -33,11 +36,13 @@ struct virtio_console_io {
 	int out_fd;                 /* transmitq bytes are written here (blocking or not) */
 	int in_fd;                  /* -1: no input; otherwise made O_NONBLOCK by the device */
 	bool close_out, close_in;
+	uint64_t out_max;           /* output cap in bytes, 0: none */
+	uint64_t out_used;          /* counted against out_max (a regular file starts at its size) */
 };
 
 struct virtio_console_stats {
 	uint64_t bytes_out;         /* guest -> out_fd, written */
-	uint64_t bytes_dropped;     /* guest -> out_fd, lost to a write error */
+	uint64_t bytes_dropped;     /* guest -> out_fd, lost to a write error or the cap */
 	uint64_t chains_out;        /* transmitq chains completed */
 	uint64_t bytes_in;          /* in_fd -> guest */
 	uint64_t chains_in;         /* receiveq buffers completed */
@@ -50,6 +55,7 @@ struct virtio_console {
 	bool pci_ready;             /* virtio_pci_destroy is safe */
 	bool out_sigpipe;           /* out_fd is a pipe or socket: writes may raise SIGPIPE */
 	bool out_failed;            /* a write error was logged (once) */
+	bool out_capped;            /* the output cap was reached (logged once) */
 
 	/* Input: bytes read from in_fd wait in rx_stage until the guest posts buffers. */
 	struct evloop *loop;
@@ -64,9 +70,10 @@ struct virtio_console {
 	struct ratelimit rl;
 };
 
-/* Opens the files of `o`: out_path (created/truncated; "" means `stdout_fd`,
- * which is not closed) and in_path ("" means no input) read-only and
- * nonblocking. Returns 0 and *io, or -errno with a message naming the file. */
+/* Opens the files of `o`: out_path (created, truncated unless o->append,
+ * nonblocking; "" means `stdout_fd`, which is not closed) and in_path (""
+ * means no input) read-only and nonblocking; sets io->out_room from
+ * o->max_out less what a regular output file already holds. Returns 0 and *io, or -errno with a message naming the file. */
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 			   struct virtio_console_io *io, struct error *err);
 

@@ -4,6 +4,7 @@
 
 #include "devices/virtio_net_int.h"
 #include "util/log.h"
+#include "virtio/budget.h"
 
 /*
  * Only VIRTIO_NET_CTRL_MQ / VQ_PAIRS_SET is supported (the features that
@@ -50,7 +51,12 @@ void vnet_ctrl_process(struct virtio_net *n, uint16_t qi)
 	struct virtq *q = virtio_pci_queue(&n->pci, qi);
 	if (!q)
 		return;
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	for (;;) {
+		if (!vbudget_left(&budget)) {
+			virtio_pci_queue_resume(&n->pci, qi);
+			break;
+		}
 		int r = virtq_pop(q, &n->chain);
 		if (r == 0) {
 			virtq_set_notify(q, true);
@@ -61,6 +67,7 @@ void vnet_ctrl_process(struct virtio_net *n, uint16_t qi)
 		if (r < 0)
 			break;
 		const struct virtq_chain *c = &n->chain;
+		vbudget_charge(&budget, c->out_bytes);
 		if (c->n_in == 0) {
 			char why[80];
 			snprintf(why, sizeof(why), "q%u control command %u has no device-writable ack byte",

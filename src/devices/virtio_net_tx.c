@@ -5,6 +5,7 @@
 
 #include "devices/virtio_net_int.h"
 #include "util/log.h"
+#include "virtio/budget.h"
 
 /*
  * Every transmit chain is returned with a used length of 0, sent or not.
@@ -137,7 +138,12 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi)
 	struct virtq *q = virtio_pci_queue(&n->pci, qi);
 	if (!q)
 		return;
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	for (;;) {
+		if (!vbudget_left(&budget)) {
+			virtio_pci_queue_resume(&n->pci, qi);
+			break;
+		}
 		int r = virtq_pop(q, &n->chain);
 		if (r == 0) {
 			/* Empty: ask for the next kick, then look once more. */
@@ -146,7 +152,10 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi)
 				break;
 			continue;
 		}
-		if (r < 0 || tx_one(n, qi, q))
+		if (r < 0)
+			break;
+		vbudget_charge(&budget, n->chain.out_bytes);
+		if (tx_one(n, qi, q))
 			break;
 	}
 	virtio_pci_queue_done(&n->pci, qi);

@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "virtio/budget.h"
+
+/* Bytes given to one chain at most: the driver takes fewer than it offered
+ * (virtio-rng allows it), so a chain of gigabytes costs no more than this. */
+#define RNG_CHAIN_MAX (64u * 1024)
 
 /* Fills `len` bytes; returns how many were filled (short only on failure). */
 static uint32_t fill_random(uint8_t *p, uint32_t len)
@@ -34,18 +39,26 @@ static void rng_notify(void *opaque, uint16_t qi)
 	struct virtq *q = virtio_pci_queue(&r->pci, qi);
 	if (!q || r->period_us)
 		return; /* latency mode: the timer completes buffers */
-	while (virtq_pop(q, &r->chain) == 1) {
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
+	while (vbudget_left(&budget) && virtq_pop(q, &r->chain) == 1) {
+		uint64_t room = budget.bytes < RNG_CHAIN_MAX ? budget.bytes : RNG_CHAIN_MAX;
 		uint32_t written = 0;
 		for (uint32_t i = r->chain.n_out; i < r->chain.n_out + r->chain.n_in; i++) {
-			uint32_t n = fill_random(r->chain.buf[i].host, r->chain.buf[i].len);
+			uint32_t want = r->chain.buf[i].len;
+			if (want > room - written)
+				want = (uint32_t)(room - written);
+			uint32_t n = fill_random(r->chain.buf[i].host, want);
 			written += n;
 			if (n < r->chain.buf[i].len)
-				break;
+				break; /* full, or getrandom failed */
 		}
 		virtq_push(q, r->chain.head, written);
+		vbudget_charge(&budget, written);
 		r->bytes += written;
 		r->requests++;
 	}
+	if (!vbudget_left(&budget) && virtq_has_work(q))
+		virtio_pci_queue_resume(&r->pci, qi);
 	virtio_pci_queue_done(&r->pci, qi);
 }
 

@@ -133,6 +133,18 @@ void virtio_pci_kick(struct virtio_pci *t, uint16_t q)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void virtio_pci_queue_resume(struct virtio_pci *t, uint16_t q)
+{
+	if (q >= t->info.nqueues || t->queues[q].kick_fd < 0)
+		return;
+	t->stats.resumes++;
+	uint64_t one = 1;
+	/* The kick eventfd itself: the loop sees it ready on its next epoll_wait. */
+	if (write(t->queues[q].kick_fd, &one, sizeof(one)) != sizeof(one))
+		log_ratelimited(&t->rl, LOG_WARN, "%s q%u: cannot reschedule: %s", t->info.name, q,
+				strerror(errno));
+}
+
 static void on_kick(void *opaque, uint32_t events)
 {
 	struct vpci_queue *q = opaque;

@@ -69,6 +69,7 @@ struct vpci_irq_stats {
 	uint64_t isr_reads;       /* ISR register reads (each one a VM exit) */
 	uint64_t kicks;           /* queue notifications handled */
 	uint64_t kicks_mmio;      /* ... of which arrived as an MMIO exit, not an ioeventfd */
+	uint64_t resumes;         /* handler stopped on its budget and rescheduled itself */
 };
 
 struct virtio_pci {
@@ -132,6 +133,12 @@ struct virtq *virtio_pci_queue(struct virtio_pci *t, uint16_t q);
  * raise its interrupt if the driver wants one; a broken queue puts the
  * device into NEEDS_RESET. */
 void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q);
+
+/* For device hooks (lock held): the handler of queue `q` stopped with work
+ * left (its budget per wake-up ran out, see virtio/budget.h): the queue is
+ * notified again on a later turn of the event loop, after the fds that are
+ * ready now. Counted in stats.resumes. */
+void virtio_pci_queue_resume(struct virtio_pci *t, uint16_t q);
 
 /* Marks the device as needing a reset (a guest error) and tells the driver
  * with a config interrupt. Lock held. */

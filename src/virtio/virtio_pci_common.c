@@ -148,6 +148,7 @@ static void queue_enable(struct virtio_pci *t, struct vpci_queue *q, uint16_t v)
 		virtio_pci_set_needs_reset(t, "queue rings misaligned or outside guest RAM");
 		return;
 	}
+	q->vq.indirect = (t->negotiated & bit(VIRTIO_F_INDIRECT_DESC)) != 0;
 	q->pushed_seen = q->vq.pushed;
 	q->enabled = true;
 }

@@ -207,6 +207,9 @@ static int walk_chain(struct virtq *q, uint16_t head, struct virtq_chain *c)
 		read_desc(table, i, &d);
 
 		if (d.flags & VIRTQ_DESC_F_INDIRECT) {
+			if (!q->indirect)
+				return fail(q, "chain %u: indirect descriptor, but the driver did not "
+					    "negotiate VIRTIO_F_INDIRECT_DESC", head);
 			if (indirect)
 				return fail(q, "chain %u: nested indirect descriptor", head);
 			if (d.flags & VIRTQ_DESC_F_NEXT)

@@ -43,6 +43,7 @@ struct virtq {
 	uint16_t size;                  /* 0 until virtq_init succeeds */
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	bool event_idx;
+	bool indirect;                  /* VIRTIO_F_INDIRECT_DESC negotiated (false after init) */
 	uint16_t last_avail;            /* next avail ring slot to consume */
 	uint16_t used_idx;              /* shadow of used->idx */
 	uint16_t signalled_used; bool signalled_used_valid;
@@ -56,7 +57,8 @@ struct virtq {
 /* Validates and binds a queue: size a power of two in [1, VIRTQ_MAX_SIZE]; desc 16-byte, avail 2-byte,
  * used 4-byte aligned; the three rings (with the event-idx trailing fields) entirely inside guest RAM.
  * Indices start at 0 (the values a freshly reset device has); guest memory is not written.
- * q->rl survives re-initialisation so a guest cannot reset the rate limit.
+ * q->rl survives re-initialisation so a guest cannot reset the rate limit. Indirect descriptors
+ * are refused until the owner sets q->indirect (the driver negotiated VIRTIO_F_INDIRECT_DESC).
  * Returns 0 or -EINVAL (log why); on failure q is unbound and broken, so virtq_pop returns -EIO. */
 int virtq_init(struct virtq *q, const struct guest_mem *mem, const char *name, uint16_t size,
 	       uint64_t desc, uint64_t avail, uint64_t used, bool event_idx);
@@ -66,7 +68,7 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, const char *name, u
  * by a fence and a second look), so the driver always kicks for new work. Returns 1 and fills *c, 0 if none, -EIO if the chain or the avail
  * index is malformed (q->broken is set, a rate-limited log line says what; later calls return -EIO).
  * Every buffer in *c lies inside guest RAM. Zero-length descriptors are checked for order but add no
- * buffer. An INDIRECT descriptor may end a direct chain. On -EIO *c is unspecified and nothing is
+ * buffer. An INDIRECT descriptor may end a direct chain if q->indirect. On -EIO *c is unspecified and nothing is
  * consumed. The host pointers alias memory the guest can change at any time: copy before validating. */
 int virtq_pop(struct virtq *q, struct virtq_chain *c);
 

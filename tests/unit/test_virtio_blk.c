@@ -20,6 +20,7 @@
 #include "backends/blk_backend.h"
 #include "blk_fault.h"
 #include "devices/virtio_blk.h"
+#include "virtio/budget.h"
 #include "util/log.h"
 #include "virtio/virtio_pci_common.h"
 #include "vmm/evloop.h"
@@ -231,6 +232,20 @@ static uint16_t post(struct fx *f, uint16_t q, const struct seg *s, unsigned n)
 }
 
 static void kick(struct fx *f, uint16_t q) { virtio_pci_kick(&f->blk->pci, q); }
+
+/* What the event loop does with a handler that ran out of budget: kick again
+ * while the queue rescheduled itself (its kick eventfd is readable). Returns
+ * the number of extra kicks. */
+static unsigned kick_resumed(struct fx *f, uint16_t q)
+{
+	unsigned n = 0;
+	uint64_t v;
+	while (read(f->blk->pci.queues[q].kick_fd, &v, sizeof(v)) == sizeof(v)) {
+		kick(f, q);
+		n++;
+	}
+	return n;
+}
 
 /* Takes the next used element of queue q, running completions while waiting. */
 static bool take_used(struct fx *f, uint16_t q)
@@ -898,6 +913,10 @@ static void test_request_pool_exhaustion(void **state)
 	for (unsigned i = 1; i < QSIZE; i++)
 		publish(f, 0, head);
 	kick(f, 0);
+	/* One wake-up does a budget's worth and reschedules the queue for the rest. */
+	assert_int_equal(f->blk->be->inflight, VBUDGET_CHAINS);
+	assert_int_equal(f->blk->pci.stats.resumes, 1);
+	assert_int_equal(kick_resumed(f, 0), QSIZE / VBUDGET_CHAINS - 1);
 	assert_int_equal(f->blk->be->inflight, QSIZE);
 	for (unsigned i = 0; i < 10; i++)
 		publish(f, 0, head);
@@ -905,6 +924,7 @@ static void test_request_pool_exhaustion(void **state)
 	struct virtq *q = &f->blk->pci.queues[0].vq;
 	assert_int_equal(q->popped, QSIZE); /* no free request: the rest waits */
 	virtio_blk_complete(f->blk);        /* completes 256, resumes: 10 more start */
+	kick_resumed(f, 0);
 	assert_int_equal(rd16(f, USED_GPA(0) + 2), QSIZE);
 	assert_int_equal(f->blk->be->inflight, 10);
 	virtio_blk_complete(f->blk);

@@ -323,6 +323,30 @@ static void test_tx_chains_reach_the_pipe_in_order(void **state)
 	assert_int_equal(status(x) & NEEDS_RESET, 0);
 }
 
+/* Regression (hardening review): console output to a file could fill the
+ * host's disk. The cap keeps what fits and drops (and counts) the rest. */
+static void test_tx_output_cap(void **state)
+{
+	struct fx *x = *state;
+	x->con->io.out_max = 10;
+	x->con->io.out_used = 4;              /* a file that already held 4 bytes */
+	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	struct tbuf a[] = { { "0123456789", 10, false, 0 } };
+	uint16_t ha = post(x, TXQ, a, 1);
+	virtio_pci_kick(x->t, TXQ);
+	struct tbuf b[] = { { "more", 4, false, 0 } };
+	uint16_t hb = post(x, TXQ, b, 1);
+	virtio_pci_kick(x->t, TXQ);
+	uint8_t got[64];
+	assert_int_equal(drain_out(x, got, sizeof(got)), 6);
+	assert_memory_equal(got, "012345", 6);
+	assert_used(x, TXQ, 1, ha, 0);        /* the chains still complete */
+	assert_used(x, TXQ, 2, hb, 0);
+	assert_int_equal(x->con->stats.bytes_out, 6);
+	assert_int_equal(x->con->stats.bytes_dropped, 8);
+	assert_int_equal(status(x) & NEEDS_RESET, 0);
+}
+
 static void test_tx_many_chains_wrap_the_ring(void **state)
 {
 	struct fx *x = *state;
@@ -654,6 +678,13 @@ static void test_open_io(void **state)
 	assert_int_equal(lseek(io.out_fd, 0, SEEK_CUR), 6);
 	close(io.out_fd);
 	close(io.in_fd);
+	/* A cap counts what the file already holds. */
+	o.max_out = 100;
+	assert_int_equal(virtio_console_open_io(&o, 1, &io, &err), 0);
+	assert_int_equal(io.out_max, 100);
+	assert_int_equal(io.out_used, 6);
+	close(io.out_fd);
+	close(io.in_fd);
 	o.append = false;
 	snprintf(o.out_path, sizeof(o.out_path), "%s/no/such/dir", dir);
 	o.in_path[0] = 0;
@@ -671,6 +702,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TI(test_identity_queues_and_config),
 		TI(test_tx_chains_reach_the_pipe_in_order),
+		TI(test_tx_output_cap),
 		TI(test_tx_many_chains_wrap_the_ring),
 		TI(test_tx_writable_buffer_needs_reset),
 		TI(test_tx_malformed_ring_needs_reset),

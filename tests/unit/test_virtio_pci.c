@@ -809,6 +809,25 @@ static void test_rng_request_intx(void **state)
 	assert_int_equal(x->t->stats.intx_asserts, 2);
 }
 
+/* Regression (hardening review, defect 1): chains of huge buffers (aliasing
+ * the same RAM) were filled to the last byte in one go, hours of getrandom.
+ * Each chain now gets at most 64 KiB, which the driver accepts as a short
+ * read. */
+static void test_rng_huge_chains_filled_in_bounded_pieces(void **state)
+{
+	struct fx *x = *state;
+	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	uint32_t huge = 512u * 1024;
+	put_desc(x, 0, DATA_GPA, huge, VIRTQ_DESC_F_WRITE, 0);
+	for (unsigned i = 0; i < QSIZE; i++)
+		publish(x, 0);
+	virtio_pci_kick(x->t, 0);
+	assert_int_equal(ram_r16(x, USED_GPA + 2), QSIZE);
+	for (unsigned i = 0; i < QSIZE; i++)
+		assert_int_equal(ram_r32(x, USED_GPA + 4 + 8 * i + 4), 64u * 1024);
+	assert_int_equal(x->rng->bytes, QSIZE * 64u * 1024);
+}
+
 static void test_intx_line_stays_raised_until_eoi(void **state)
 {
 	struct fx *x = *state;
@@ -1255,6 +1274,7 @@ int main(void)
 		TX(test_device_config_past_end_reads_ones),
 		TI(test_isr_is_read_to_clear),
 		TI(test_rng_request_intx),
+		TI(test_rng_huge_chains_filled_in_bounded_pieces),
 		TI(test_intx_line_stays_raised_until_eoi),
 		TI(test_kick_without_new_buffers_raises_nothing),
 		TX(test_rng_request_msix),

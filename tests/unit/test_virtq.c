@@ -119,6 +119,7 @@ static void start_queue(struct fx *f, uint16_t size, bool event_idx)
 	f->avail_idx = 0;
 	assert_int_equal(virtq_init(&f->q, &f->gm, "test q0", size, DESC_GPA, AVAIL_GPA, USED_GPA,
 				    event_idx), 0);
+	f->q.indirect = true; /* as if negotiated; test_indirect_not_negotiated_refused checks without */
 	assert_false(f->q.broken);
 }
 
@@ -324,6 +325,19 @@ static void test_pop_indirect_chain(void **state)
 	assert_int_equal(f->c.buf[1].len, 32);
 	assert_ptr_equal(f->c.buf[2].host, f->ram + DATA_GPA + 0x200);
 	assert_int_equal(f->c.buf[2].len, 48);
+}
+
+/* Regression (hardening review): the walker took indirect descriptors from a
+ * driver that never negotiated VIRTIO_F_INDIRECT_DESC. */
+static void test_indirect_not_negotiated_refused(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, false);
+	f->q.indirect = false;
+	put_desc(f, IND_GPA, 0, DATA_GPA, 16, F_W, 0);
+	put_desc(f, DESC_GPA, 3, IND_GPA, 16, F_IND, 0);
+	publish(f, 3);
+	expect_broken(f);
 }
 
 static void test_pop_indirect_table_unaligned(void **state)
@@ -969,6 +983,7 @@ int main(void)
 		T(test_pop_direct_chain),
 		T(test_push_fills_used_ring),
 		T(test_pop_indirect_chain),
+		T(test_indirect_not_negotiated_refused),
 		T(test_pop_indirect_table_unaligned),
 		T(test_direct_chain_may_end_in_indirect),
 		T(test_zero_length_buffers_are_skipped),
