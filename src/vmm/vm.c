@@ -2,6 +2,7 @@
 #include "vmm/vm.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <linux/kvm.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -69,14 +70,31 @@ static void on_stop_fd(void *opaque, uint32_t events)
 		log_warn("stop eventfd: %s", strerror(errno));
 }
 
-static void on_signal(void *opaque, uint32_t events)
+/* The control thread: SIGINT/SIGTERM are served here, apart from the I/O
+ * thread, so no amount of guest work delays the operator's signal. It ends
+ * when ctl_quit_fd is written (vm_run, at the end of the VM). */
+static void *control_thread(void *arg)
 {
-	struct vm *vm = opaque;
-	struct signalfd_siginfo si;
-	if (read(vm->signal_fd, &si, sizeof(si)) != sizeof(si))
-		return;
-	log_info("received signal %u, stopping the VM", si.ssi_signo);
-	vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+	struct vm *vm = arg;
+	pthread_setname_np(pthread_self(), "msivm-ctl");
+	struct pollfd fds[2] = { { .fd = vm->signal_fd, .events = POLLIN },
+				 { .fd = vm->ctl_quit_fd, .events = POLLIN } };
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("control thread: poll: %s", strerror(errno));
+			vm_request_stop(vm, VM_END_ERROR, 0);
+			return NULL;
+		}
+		if (fds[1].revents)
+			return NULL;
+		struct signalfd_siginfo si;
+		if (fds[0].revents && read(vm->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+			log_info("received signal %u, stopping the VM", si.ssi_signo);
+			vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+		}
+	}
 }
 
 static int setup_loop(struct vm *vm, struct error *err)
@@ -94,10 +112,11 @@ static int setup_loop(struct vm *vm, struct error *err)
 	vm->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (vm->signal_fd < 0)
 		return error_set(err, -errno, "signalfd: %s", strerror(errno));
+	vm->ctl_quit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->ctl_quit_fd < 0)
+		return error_set(err, -errno, "eventfd: %s", strerror(errno));
 	vm->stop_handler = (struct evloop_handler){ on_stop_fd, vm };
-	vm->signal_handler = (struct evloop_handler){ on_signal, vm };
-	if ((ret = evloop_add(&vm->loop, vm->stop_fd, EPOLLIN, &vm->stop_handler)) ||
-	    (ret = evloop_add(&vm->loop, vm->signal_fd, EPOLLIN, &vm->signal_handler)))
+	if ((ret = evloop_add(&vm->loop, vm->stop_fd, EPOLLIN, &vm->stop_handler)))
 		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
 	return 0;
 }
@@ -274,7 +293,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = *cfg;
-	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = -1;
+	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
 	struct timespec ts;
@@ -319,7 +338,17 @@ void vm_destroy(struct vm *vm)
 		close(vm->stop_fd);
 	if (vm->signal_fd >= 0)
 		close(vm->signal_fd);
-	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = -1;
+	if (vm->ctl_quit_fd >= 0)
+		close(vm->ctl_quit_fd);
+	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
+}
+
+static void control_stop(struct vm *vm, pthread_t ctl)
+{
+	uint64_t one = 1;
+	if (write(vm->ctl_quit_fd, &one, sizeof(one)) != sizeof(one))
+		log_err("cannot stop the control thread: %s", strerror(errno));
+	pthread_join(ctl, NULL);
 }
 
 int vm_run(struct vm *vm, struct error *err)
@@ -330,27 +359,34 @@ int vm_run(struct vm *vm, struct error *err)
 		vm_request_stop(vm, VM_END_ERROR, 0);
 		return pret;
 	}
-	for (uint32_t i = 0; i < vm->ncpus; i++) {
-		int ret = vcpu_start(&vm->vcpus[i]);
+	pthread_t ctl;
+	pret = pthread_create(&ctl, NULL, control_thread, vm);
+	if (pret) {
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return error_set(err, -pret, "cannot start the control thread: %s", strerror(pret));
+	}
+	int ret = 0;
+	for (uint32_t i = 0; i < vm->ncpus && !ret; i++) {
+		ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {
 			error_set(err, ret, "cannot start vCPU %u: %s", i, strerror(-ret));
 			vm_request_stop(vm, VM_END_ERROR, 0);
-			return ret;
 		}
 	}
-	while (atomic_load(&vm->end) == VM_RUNNING) {
+	while (!ret && atomic_load(&vm->end) == VM_RUNNING) {
 		int n = evloop_run_once(&vm->loop, -1);
 		if (n < 0) {
 			vm_request_stop(vm, VM_END_ERROR, 0);
-			return error_set(err, n, "event loop failed: %s", strerror(-n));
+			ret = error_set(err, n, "event loop failed: %s", strerror(-n));
 		}
 	}
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_join(&vm->vcpus[i]);
+	control_stop(vm, ctl);
 	struct timespec ts;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 		vm->io_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return 0;
+	return ret;
 }

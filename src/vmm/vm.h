@@ -77,8 +77,9 @@ struct vm {
 
 	struct evloop loop;        /* runs on the thread that calls vm_run */
 	int stop_fd;               /* eventfd: a vCPU asks the loop to stop the VM */
-	int signal_fd;             /* SIGINT/SIGTERM */
-	struct evloop_handler stop_handler, signal_handler;
+	int signal_fd;             /* SIGINT/SIGTERM, read by the control thread */
+	int ctl_quit_fd;           /* eventfd: the control thread ends */
+	struct evloop_handler stop_handler;
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
 	pthread_t io_thread;       /* the thread running vm_run's event loop */
@@ -131,10 +132,10 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err);
 /* Releases everything vm_create made. Safe on a partly created VM. */
 void vm_destroy(struct vm *vm);
 
-/* Starts every vCPU thread and runs the event loop on the calling thread
- * until the VM ends; on return every vCPU thread has finished (their fds
- * stay open for statistics). Returns 0 (see vm->end and vm->exit_status) or
- * -errno. */
+/* Starts the control thread (signals) and every vCPU thread and runs the
+ * event loop on the calling thread until the VM ends; on return every thread
+ * it started has finished (vCPU fds stay open for statistics). Returns 0
+ * (see vm->end and vm->exit_status) or -errno. */
 int vm_run(struct vm *vm, struct error *err);
 
 /* Records why the VM ends (first caller wins) and wakes the event loop,
