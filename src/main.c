@@ -39,10 +39,13 @@ static const char usage_text[] =
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X),\n"
 	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM),\n"
-	"                     latency=US (complete one buffer every US with a TSC stamp), or \"\"\n"
+	"                     latency=US (complete one buffer every US with a TSC stamp),\n"
+	"                     bps=SIZE, ops=N (rate limit: bytes and requests per second,\n"
+	"                     token buckets with one second of burst), or \"\"\n"
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
 	"                     512 bytes) and optionally ro, queues=N (1-8), engine=uring|sync\n"
-	"                     (default: uring if available), irq=MODE, vectors=N as for --rng\n"
+	"                     (default: uring if available), irq=MODE, vectors=N, bps=SIZE,\n"
+	"                     ops=N as for --rng\n"
 	"  --console OPTS     add a virtio-console (one port); OPTS: out=FILE (guest output;\n"
 	"                     default: standard output), max=SIZE (output cap, default 64M,\n"
 	"                     0: none; a file counts from its size), in=FILE (input for the\n"
@@ -50,10 +53,11 @@ static const char usage_text[] =
 	"                     as for --rng, or \"\"\n"
 	"  --net OPTS         add a virtio-net NIC; OPTS: backend=tap|peer|socket and optionally\n"
 	"                     mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>), queues=N (queue\n"
-	"                     pairs, 1-7), mtu=N (68-65535, default 1500), irq=MODE, vectors=N as\n"
-	"                     for --rng. tap: ifname=NAME (an existing tap, or created: needs\n"
-	"                     CAP_NET_ADMIN). peer: built in, no host network; answers ARP and ping\n"
-	"                     for 10.0.2.2 and echoes UDP port 7; peer=responder|sink|source,\n"
+	"                     pairs, 1-7), mtu=N (68-65535, default 1500), irq=MODE, vectors=N,\n"
+	"                     bps=SIZE, ops=N (transmit limit) as for --rng. tap: ifname=NAME\n"
+	"                     (an existing tap, or created: needs CAP_NET_ADMIN). peer: built\n"
+	"                     in, no host network; answers ARP and ping for 10.0.2.2 and\n"
+	"                     echoes UDP port 7; peer=responder|sink|source,\n"
 	"                     rate=N (frames/s) and size=S (bytes, 60-1514) for source. socket:\n"
 	"                     path=P joins two msivm started with the same P (unix datagrams;\n"
 	"                     the first binds P.0 and sends to P.1, the second the reverse)\n"
@@ -157,6 +161,27 @@ static int parse_irq_opts(const char *opt, const char *arg, struct virtio_pci_co
 	return -1;
 }
 
+/* Takes "bps=SIZE" (bytes per second, K/M/G suffixes) or "ops=N" (requests
+ * per second) into *l. Returns 1 if `tok` was one of them, 0 if not, or
+ * -(exit status) for a bad value. */
+static int parse_limit_tok(const char *tok, struct rate_limit_opts *l)
+{
+	uint64_t v;
+	if (!strncmp(tok, "bps=", 4)) {
+		if (parse_size(tok + 4, &v) || v == 0)
+			return -usage_error("bad bps '%s': use bytes per second such as 50M", tok + 4);
+		l->bytes_per_s = v;
+		return 1;
+	}
+	if (!strncmp(tok, "ops=", 4)) {
+		if (parse_uint(tok + 4, 1, 100000000, &v))
+			return -usage_error("bad ops '%s': use requests per second, 1 to 1e8", tok + 4);
+		l->ops_per_s = v;
+		return 1;
+	}
+	return 0;
+}
+
 /* Parses a --rng value: "latency=US" plus the interrupt options. Returns -1
  * on success or an exit status. */
 static int parse_rng(const char *arg, struct vm_device_spec *d)
@@ -167,6 +192,11 @@ static int parse_rng(const char *arg, struct vm_device_spec *d)
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
+		int lim = parse_limit_tok(tok, &d->limit);
+		if (lim < 0)
+			return -lim;
+		if (lim > 0)
+			continue;
 		if (!strncmp(tok, "latency=", 8)) {
 			if (parse_uint(tok + 8, 10, 1000000, &v))
 				return usage_error("bad latency period '%s': use 10 to 1000000 us", tok + 8);
@@ -193,6 +223,11 @@ static int parse_disk(const char *arg, struct vm_device_spec *d)
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
+		int lim = parse_limit_tok(tok, &d->limit);
+		if (lim < 0)
+			return -lim;
+		if (lim > 0)
+			continue;
 		if (!strncmp(tok, "path=", 5)) {
 			if (snprintf(b->path, sizeof(b->path), "%s", tok + 5) >= (int)sizeof(b->path))
 				return usage_error("--disk path= is longer than %s bytes", "4095");
@@ -295,6 +330,11 @@ static int parse_net(const char *arg, struct vm_device_spec *d)
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
+		int lim = parse_limit_tok(tok, &d->limit);
+		if (lim < 0)
+			return -lim;
+		if (lim > 0)
+			continue;
 		if (!strncmp(tok, "backend=", 8)) {
 			if (net_be_kind_parse(tok + 8, &n->be.kind))
 				return usage_error("bad backend '%s': use tap, peer or socket", tok + 8);

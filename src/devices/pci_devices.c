@@ -53,6 +53,8 @@ static int create_rng(struct vm *vm, const struct vm_device_spec *spec, struct e
 	if (spec->rng_latency_us &&
 	    (ret = virtio_rng_set_latency(r, spec->rng_latency_us, &vm->tsc_offset, &vm->loop, err)))
 		return ret;
+	if ((ret = virtio_rng_set_limit(r, &spec->limit, &vm->loop, err)))
+		return ret;
 	return attach(vm, &r->pci, err);
 }
 
@@ -79,6 +81,8 @@ static int create_blk(struct vm *vm, const struct vm_device_spec *spec, struct e
 		return ret;
 	}
 	vm->blks[vm->nblks++] = b;
+	if ((ret = virtio_blk_set_limit(b, &spec->limit, &vm->loop, err)))
+		return ret;
 	return attach(vm, &b->pci, err);
 }
 
@@ -126,6 +130,8 @@ static int create_net(struct vm *vm, const struct vm_device_spec *spec, struct e
 		return ret;
 	}
 	vm->nets[vm->nnets++] = n;
+	if ((ret = virtio_net_set_limit(n, &spec->limit, &vm->loop, err)))
+		return ret;
 	return attach(vm, &n->pci, err);
 }
 

@@ -373,7 +373,12 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 		}
 		if (virtq_pop(q, &b->chain) != 1)
 			break;
-		vbudget_charge(&budget, (uint64_t)b->chain.out_bytes + b->chain.in_bytes);
+		uint64_t bytes = (uint64_t)b->chain.out_bytes + b->chain.in_bytes;
+		if (!rate_limiter_admit(&b->limiter, bytes)) {
+			virtq_unpop(q, 1); /* the limiter's timer kicks the queues again */
+			break;
+		}
+		vbudget_charge(&budget, bytes);
 		if (handle_chain(b, qi, r))
 			break;
 	}
@@ -473,8 +478,22 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 	return 0;
 }
 
+static void blk_resume(void *opaque)
+{
+	struct virtio_blk *b = opaque;
+	for (uint16_t qi = 0; qi < b->nqueues; qi++)
+		virtio_pci_kick(&b->pci, qi);
+}
+
+int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err)
+{
+	return rate_limiter_init(&b->limiter, o, loop, blk_resume, b, b->name, err);
+}
+
 void virtio_blk_destroy(struct virtio_blk *b)
 {
+	rate_limiter_destroy(&b->limiter);
 	if (b->be) {
 		blk_backend_drain(b->be); /* nothing else runs now: no lock needed */
 		if (b->io_registered)

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 
 #include "backends/blk_backend.h"
+#include "devices/rate_limiter.h"
 #include "virtio/virtio_pci.h"
 
 #define VIRTIO_ID_BLOCK 2
@@ -97,6 +98,7 @@ struct virtio_blk {
 	struct virtio_blk_stats stats;
 	struct ratelimit rl;
 	struct virtq_chain chain;  /* scratch for the chain being parsed */
+	struct rate_limiter limiter; /* bps=, ops= */
 };
 
 /* Creates virtio-blk number `index` with `nqueues` request queues over the
@@ -112,6 +114,11 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 
 /* Waits for I/O in flight, closes the backend, releases the transport. */
 void virtio_blk_destroy(struct virtio_blk *b);
+
+/* Limits the disk's requests (bytes/s, requests/s) from now on. Returns 0
+ * or -errno with a message. */
+int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err);
 
 /* The event loop's handler body: under the transport lock, runs finished
  * backend I/Os to their used-ring entries and interrupts. */

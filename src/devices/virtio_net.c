@@ -206,8 +206,23 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 	return 0;
 }
 
+/* The limiter's timer: transmit queues may go on. */
+static void net_resume(void *opaque)
+{
+	struct virtio_net *n = opaque;
+	for (uint16_t p = 0; p < n->max_pairs; p++) /* a kick of an unused queue is a no-op */
+		virtio_pci_kick(&n->pci, (uint16_t)(2 * p + 1));
+}
+
+int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err)
+{
+	return rate_limiter_init(&n->limiter, o, loop, net_resume, n, n->name, err);
+}
+
 void virtio_net_destroy(struct virtio_net *n)
 {
+	rate_limiter_destroy(&n->limiter);
 	if (n->be) {
 		for (unsigned k = 0; k < n->be->nqueues; k++)
 			vnet_rx_watch(n, &n->bq[k], false);

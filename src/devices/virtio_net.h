@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 
 #include "backends/net_backend.h"
+#include "devices/rate_limiter.h"
 #include "virtio/virtio_pci.h"
 
 #define VIRTIO_ID_NET 1
@@ -122,6 +123,7 @@ struct virtio_net {
 	uint16_t rx_heads[VIRTIO_NET_QUEUE_SIZE];  /* chains of one merged RX frame */
 	uint32_t rx_lens[VIRTIO_NET_QUEUE_SIZE];
 	struct virtq_chain chain;  /* scratch for the chain being handled */
+	struct rate_limiter limiter; /* bps=, ops=: transmitted frames */
 };
 
 /* Creates virtio-net number `index` with o->queues queue pairs over the
@@ -137,6 +139,11 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 
 /* Stops watching the backend, closes it, releases the transport. */
 void virtio_net_destroy(struct virtio_net *n);
+
+/* Limits what the guest transmits (bytes/s, frames/s) from now on. Returns
+ * 0 or -errno with a message. */
+int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err);
 
 /* What the event loop does, for callers without one (tests): under the
  * transport lock, runs the backend's timer work and moves waiting backend

@@ -154,6 +154,10 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi)
 		}
 		if (r < 0)
 			break;
+		if (!rate_limiter_admit(&n->limiter, n->chain.out_bytes)) {
+			virtq_unpop(q, 1); /* the limiter's timer kicks the queue again */
+			break;
+		}
 		vbudget_charge(&budget, n->chain.out_bytes);
 		if (tx_one(n, qi, q))
 			break;

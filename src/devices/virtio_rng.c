@@ -42,6 +42,12 @@ static void rng_notify(void *opaque, uint16_t qi)
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	while (vbudget_left(&budget) && virtq_pop(q, &r->chain) == 1) {
 		uint64_t room = budget.bytes < RNG_CHAIN_MAX ? budget.bytes : RNG_CHAIN_MAX;
+		if (r->chain.in_bytes < room)
+			room = r->chain.in_bytes;
+		if (!rate_limiter_admit(&r->limiter, room)) {
+			virtq_unpop(q, 1); /* the limiter's timer kicks the queue again */
+			break;
+		}
 		uint32_t written = 0;
 		for (uint32_t i = r->chain.n_out; i < r->chain.n_out + r->chain.n_in; i++) {
 			uint32_t want = r->chain.buf[i].len;
@@ -134,8 +140,21 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pc
 			       window, err);
 }
 
+static void rng_resume(void *opaque)
+{
+	struct virtio_rng *r = opaque;
+	virtio_pci_kick(&r->pci, 0);
+}
+
+int virtio_rng_set_limit(struct virtio_rng *r, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err)
+{
+	return rate_limiter_init(&r->limiter, o, loop, rng_resume, r, r->name, err);
+}
+
 void virtio_rng_destroy(struct virtio_rng *r)
 {
+	rate_limiter_destroy(&r->limiter);
 	if (r->timer_fd >= 0)
 		close(r->timer_fd);
 	r->timer_fd = -1;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "devices/rate_limiter.h"
 #include "virtio/virtio_pci.h"
 
 #define VIRTIO_ID_RNG 4
@@ -22,6 +23,7 @@ struct virtio_rng {
 	int timer_fd;
 	struct evloop_handler timer_handler;
 	uint64_t ticks, ticks_idle; /* timer ticks, and ticks that found no buffer */
+	struct rate_limiter limiter; /* bps=, ops= */
 };
 
 /* Creates virtio-rng number `index` on the transport. Arguments as for
@@ -31,6 +33,11 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pc
 		    struct evloop *loop, struct bus *mmio, struct pci_window window,
 		    struct error *err);
 void virtio_rng_destroy(struct virtio_rng *r);
+
+/* Limits the entropy handed out (bytes/s, requests/s) from now on. Returns 0
+ * or -errno with a message. */
+int virtio_rng_set_limit(struct virtio_rng *r, const struct rate_limit_opts *o,
+			 struct evloop *loop, struct error *err);
 
 /* Switches the device to latency mode: every `period_us` the event loop
  * completes one posted buffer, writing (guest TSC now, sequence number) as

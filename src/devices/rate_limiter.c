@@ -1,0 +1,95 @@
+/* Rate limiter: admit a request against two token buckets, or arm a timer that resumes the device. */
+#include "devices/rate_limiter.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void on_timer(void *opaque, uint32_t events)
+{
+	struct rate_limiter *rl = opaque;
+	uint64_t n;
+	if (read(rl->timer_fd, &n, sizeof(n)) != sizeof(n))
+		return;
+	__atomic_store_n(&rl->waiting, false, __ATOMIC_RELEASE);
+	rl->resume(rl->opaque);
+}
+
+int rate_limiter_init(struct rate_limiter *rl, const struct rate_limit_opts *o,
+		      struct evloop *loop, void (*resume)(void *opaque), void *opaque,
+		      const char *name, struct error *err)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->timer_fd = -1;
+	uint64_t t = now_ns();
+	tb_init(&rl->bytes, o->bytes_per_s, 0, t);
+	tb_init(&rl->ops, o->ops_per_s, 0, t);
+	rl->active = o->bytes_per_s || o->ops_per_s;
+	if (!rl->active || !loop)
+		return 0;
+	rl->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (rl->timer_fd < 0)
+		return error_set(err, -errno, "%s: rate limiter timer: %s", name, strerror(errno));
+	rl->loop = loop;
+	rl->resume = resume;
+	rl->opaque = opaque;
+	rl->timer_handler = (struct evloop_handler){ on_timer, rl };
+	int ret = evloop_add(loop, rl->timer_fd, EPOLLIN, &rl->timer_handler);
+	if (ret) {
+		close(rl->timer_fd);
+		rl->timer_fd = -1;
+		return error_set(err, ret, "%s: rate limiter timer: %s", name, strerror(-ret));
+	}
+	return 0;
+}
+
+void rate_limiter_destroy(struct rate_limiter *rl)
+{
+	if (rl->loop && rl->timer_fd >= 0) { /* a zeroed limiter owns no fd */
+		evloop_del(rl->loop, rl->timer_fd);
+		close(rl->timer_fd);
+	}
+	rl->loop = NULL;
+	rl->timer_fd = -1;
+}
+
+bool rate_limiter_admit(struct rate_limiter *rl, uint64_t bytes)
+{
+	if (!rl->active)
+		return true;
+	if (rl->waiting)
+		return false; /* the timer will resume the device */
+	uint64_t t = now_ns();
+	uint64_t wait = tb_wait_ns(&rl->bytes, bytes, t);
+	uint64_t w_ops = tb_wait_ns(&rl->ops, 1, t);
+	if (w_ops > wait)
+		wait = w_ops;
+	if (wait == 0) {
+		tb_take(&rl->bytes, bytes, t);
+		tb_take(&rl->ops, 1, t);
+		return true;
+	}
+	rl->throttled++;
+	if (rl->timer_fd >= 0) {
+		struct itimerspec its = { .it_value = { (time_t)(wait / 1000000000ULL),
+						       (long)(wait % 1000000000ULL) } };
+		if (timerfd_settime(rl->timer_fd, 0, &its, NULL) == 0) {
+			rl->waiting = true;
+			return false;
+		}
+		log_warn("rate limiter: timerfd_settime: %s; not limiting", strerror(errno));
+	}
+	return true; /* without a timer nothing would resume the device: let it pass */
+}
