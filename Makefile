@@ -71,6 +71,7 @@ clean:
 	rm -rf build build-san
 
 include guest/guest.mk
+include tests/fuzz/fuzz.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Slow, not part of check: boot Debian's cloud kernel (scripts/fetch-kernel.sh) under msivm

@@ -1,0 +1,166 @@
+/* Fuzz target: PCI config space through CF8/CFC and ECAM, BAR moves, MSI-X table/PBA and MSI, with three virtio functions on bus 0. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "devices/virtio_console.h"
+#include "devices/virtio_rng.h"
+#include "fuzz_common.h"
+#include "pci/pci_host.h"
+
+#define ECAM_BASE 0xE0000000ull
+#define ECAM_SIZE (1u << 20)
+#define NDEV      3
+
+static uint8_t *ram;     /* the fixture: guest RAM, zeroed per run */
+static int devnull = -1; /* the console's output */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fz_quiet();
+	ram = malloc(FZ_RAM_SIZE);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	return ram && devnull >= 0 ? 0 : -1;
+}
+
+struct rig {
+	struct fz_vm vm;
+	struct pci_host host;
+	struct virtio_rng *rng0, *rng2;   /* MSI-X (vectors from the input), INTx */
+	struct virtio_console *con1;      /* MSI */
+	struct virtio_pci *t[NDEV];
+};
+
+/* Every mapped BAR lies inside the window and overlaps no other mapped BAR:
+ * what pci_func promises whatever the guest wrote. */
+static void check_bars(const struct rig *r)
+{
+	for (unsigned a = 0; a < NDEV * PCI_NUM_BARS; a++) {
+		const struct pci_bar *x = &r->t[a / PCI_NUM_BARS]->func.bars[a % PCI_NUM_BARS];
+		if (!x->mapped)
+			continue;
+		FZ_CHECK(x->mapped_at >= FZ_WIN_START && x->mapped_at + x->size <= FZ_WIN_END);
+		FZ_CHECK(x->mapped_at % x->size == 0);
+		for (unsigned b = a + 1; b < NDEV * PCI_NUM_BARS; b++) {
+			const struct pci_bar *y = &r->t[b / PCI_NUM_BARS]->func.bars[b % PCI_NUM_BARS];
+			if (y->mapped)
+				FZ_CHECK(x->mapped_at + x->size <= y->mapped_at ||
+					 y->mapped_at + y->size <= x->mapped_at);
+		}
+	}
+}
+
+static void bus_access(struct bus *bus, uint64_t addr, uint8_t l, uint64_t v)
+{
+	uint32_t len = 1u + (l & 0x7f) % 8u;
+	if (l & 0x80)
+		bus_read(bus, addr, &v, len);
+	else
+		bus_write(bus, addr, &v, len);
+}
+
+/* Input: see fuzz_ops.h (PCI target). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz_in in = { data, size };
+	struct rig *r = calloc(1, sizeof(*r));
+	if (!r || fz_vm_init(&r->vm, ram, FZ_RAM_SIZE) ||
+	    pci_host_init(&r->host, &r->vm.pio, &r->vm.mmio, ECAM_BASE, fz_window()))
+		abort();
+	struct fz_vm *vm = &r->vm;
+	struct error err;
+	struct virtio_pci_config c0 = { .mode = IRQ_MODE_MSIX, .vectors = fz_u8(&in) % 66 - 1 };
+	struct virtio_pci_config c1 = { .mode = IRQ_MODE_MSI, .vectors = 0 };
+	struct virtio_pci_config c2 = { .mode = IRQ_MODE_INTX, .vectors = 0 };
+	struct virtio_console_io io = { .out_fd = devnull, .in_fd = -1 };
+	r->rng0 = calloc(1, sizeof(*r->rng0));
+	r->con1 = calloc(1, sizeof(*r->con1));
+	r->rng2 = calloc(1, sizeof(*r->rng2));
+	if (!r->rng0 || !r->con1 || !r->rng2 ||
+	    virtio_rng_init(r->rng0, 0, &c0, &vm->gm, -1, &vm->routes, NULL, &vm->mmio, fz_window(), &err) ||
+	    virtio_console_init(r->con1, 1, &io, &c1, &vm->gm, -1, &vm->routes, NULL, &vm->mmio,
+				fz_window(), &err) ||
+	    virtio_rng_init(r->rng2, 2, &c2, &vm->gm, -1, &vm->routes, NULL, &vm->mmio, fz_window(), &err))
+		abort();
+	r->t[0] = &r->rng0->pci;
+	r->t[1] = &r->con1->pci;
+	r->t[2] = &r->rng2->pci;
+	/* Slots 1-3 with firmware-style BAR addresses, decode off (the guest turns it on). */
+	uint64_t next = FZ_WIN_START;
+	for (unsigned i = 0; i < NDEV; i++) {
+		int slot = pci_host_add(&r->host, &r->t[i]->func);
+		if (slot < 0 || virtio_pci_attach_intx(r->t[i], pci_host_intx_gsi((uint8_t)slot)))
+			abort();
+		for (unsigned b = 0; b < PCI_NUM_BARS; b++) {
+			uint64_t bsz = r->t[i]->func.bars[b].size;
+			if (!bsz)
+				continue;
+			next = (next + bsz - 1) & ~(bsz - 1);
+			pci_func_set_bar_addr(&r->t[i]->func, b, next);
+			next += bsz;
+		}
+	}
+	while (in.left) {
+		uint8_t op = fz_u8(&in) % FZP_NOPS;
+		switch (op) {
+		case FZP_PIO: {
+			static const uint32_t lens[4] = { 1, 2, 4, 4 };
+			uint16_t port = (uint16_t)(PCI_CONFIG_ADDR_PORT + fz_u8(&in) % 8u);
+			uint8_t l = fz_u8(&in);
+			uint64_t v = fz_u32(&in);
+			if (l & 0x80)
+				bus_read(&vm->pio, port, &v, lens[l % 4]);
+			else
+				bus_write(&vm->pio, port, &v, lens[l % 4]);
+			break;
+		}
+		case FZP_ECAM: {
+			uint32_t off = fz_u32(&in) % ECAM_SIZE;
+			uint8_t l = fz_u8(&in);
+			bus_access(&vm->mmio, ECAM_BASE + off, l, fz_u64(&in));
+			break;
+		}
+		case FZP_BAR: {
+			struct virtio_pci *t = r->t[fz_u8(&in) % NDEV];
+			uint64_t base = pci_func_bar_addr(&t->func, fz_u8(&in) % PCI_NUM_BARS);
+			uint16_t off = fz_u16(&in);
+			uint8_t l = fz_u8(&in);
+			bus_access(&vm->mmio, base + off, l, fz_u64(&in));
+			break;
+		}
+		case FZP_MMIO: {
+			uint32_t a = fz_u32(&in);
+			uint8_t l = fz_u8(&in);
+			bus_access(&vm->mmio, FZ_HOLE_START + a % (FZ_HOLE_END - FZ_HOLE_START), l, fz_u64(&in));
+			break;
+		}
+		case FZP_SIGNAL: {
+			struct virtio_pci *t = r->t[fz_u8(&in) % NDEV];
+			uint8_t v = fz_u8(&in);
+			if (t->has_msix)
+				(void)msix_signal(&t->msix, v);
+			if (t->has_msi)
+				(void)msi_signal(&t->msi, v);
+			break;
+		}
+		default: {
+			struct fz_drv d = { .vm = vm, .t = r->t[fz_u8(&in) % NDEV] };
+			fz_drv_eoi(&d);
+			break;
+		}
+		}
+		check_bars(r);
+	}
+	virtio_rng_destroy(r->rng0);
+	virtio_console_destroy(r->con1);
+	virtio_rng_destroy(r->rng2);
+	free(r->rng0);
+	free(r->con1);
+	free(r->rng2);
+	pci_host_destroy(&r->host, &vm->pio, &vm->mmio);
+	fz_vm_destroy(vm);
+	free(r);
+	return 0;
+}
