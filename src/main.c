@@ -14,6 +14,7 @@
 #include "lab/lab.h"
 #include "util/log.h"
 #include "util/parse.h"
+#include "vmm/seccomp.h"
 #include "vmm/vm.h"
 #include "vmm/vm_stats.h"
 
@@ -66,6 +67,9 @@ static const char usage_text[] =
 	"  --rt PRIO          run vCPU and I/O threads SCHED_FIFO at PRIO (1-99)\n"
 	"  --dedicated        disable HLT and PAUSE exits (needs every vCPU pinned to its own CPU)\n"
 	"  --halt-poll NS     KVM halt polling time for this VM, in nanoseconds\n"
+	"  --seccomp MODE     system call filters per thread: on (default; a forbidden\n"
+	"                     call stops msivm with status 159 and names the call), log\n"
+	"                     (allow and let the kernel log it), off\n"
 	"  --no-reboot        end msivm (status 123) when the guest resets, instead of\n"
 	"                     rebooting it in place\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
@@ -77,7 +81,8 @@ static const char usage_text[] =
 	"Exit status: 0 when the guest powers off (ACPI S5), the byte the guest wrote\n"
 	"to port 0xf4 (debug-exit; QEMU's isa-debug-exit would give (byte << 1) | 1),\n"
 	"123 if the guest reset under --no-reboot, 125 if msivm could not run the\n"
-	"guest, 126 if the guest crashed, 128+N after signal N. A guest reset (ACPI\n"
+	"guest, 126 if the guest crashed, 128+N after signal N (159: a seccomp\n"
+	"filter stopped msivm). A guest reset (ACPI\n"
 	"reset register, i8042 reset pulse, triple fault) reboots the VM in place:\n"
 	"fresh vCPUs and devices, kernel and initrd loaded again, disks kept.\n";
 
@@ -103,7 +108,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
        OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
-       OPT_NO_REBOOT };
+       OPT_NO_REBOOT, OPT_SECCOMP };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -119,6 +124,7 @@ static const struct option run_options[] = {
 	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
 	{ "initrd", required_argument, NULL, OPT_INITRD },
@@ -418,6 +424,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1 },
 	};
 	cpu_policy_init(&o->vm.cpu);
+	o->vm.seccomp = seccomp_default_mode();
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":vqh", run_options, NULL)) != -1) {
@@ -429,6 +436,10 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_KVM: o->vm.kvm_path = optarg; break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_NO_REBOOT: o->no_reboot = true; break;
+		case OPT_SECCOMP:
+			if (seccomp_mode_parse(optarg, &o->vm.seccomp))
+				return usage_error("bad --seccomp '%s': use on, log or off", optarg);
+			break;
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case OPT_CPU_PIN: pins = optarg; break;
 		case OPT_INITRD: o->initrd = optarg; break;
@@ -563,7 +574,7 @@ static int cmd_run(int argc, char **argv)
 			return EXIT_MSIVM_ERROR;
 		}
 	}
-	if (vm_signals_init()) {
+	if (vm_signals_init() || seccomp_signals_init()) {
 		fprintf(stderr, "msivm: cannot set up signal handling\n");
 		return EXIT_MSIVM_ERROR;
 	}
@@ -576,7 +587,11 @@ static int cmd_run(int argc, char **argv)
 	status = EXIT_MSIVM_ERROR;
 	for (unsigned boot = 1; vm_create(vm, &o.vm, &err) == 0; boot++) {
 		struct x86_boot_spec boot_spec = { o.kernel, o.cmdline, o.initrd };
-		if (x86_boot(vm, &boot_spec, &err) || vm_run(vm, &err)) {
+		/* The process-wide filter goes on once the first VM is built; it
+		 * still lets this thread build the next one after a guest reboot. */
+		if (x86_boot(vm, &boot_spec, &err) ||
+		    (boot == 1 && seccomp_install(SECCOMP_BASELINE, o.vm.seccomp, "main", &err)) ||
+		    vm_run(vm, &err)) {
 			vm_destroy(vm);
 			break;
 		}

@@ -13,6 +13,7 @@
 #include "arch/x86/fault.h"
 #include "util/log.h"
 #include "vmm/kvm_stats.h"
+#include "vmm/seccomp.h"
 #include "vmm/vm.h"
 
 int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
@@ -155,7 +156,8 @@ static void *vcpu_thread(void *arg)
 	snprintf(name, sizeof(name), "msivm-vcpu%u", cpu->id);
 	pthread_setname_np(pthread_self(), name);
 	struct error err;
-	if (cpu_policy_apply_thread(&vm->cfg.cpu, (int)cpu->id, &err)) {
+	if (cpu_policy_apply_thread(&vm->cfg.cpu, (int)cpu->id, &err) ||
+	    seccomp_install(SECCOMP_VCPU, vm->cfg.seccomp, name, &err)) {
 		log_err("vCPU %u: %s", cpu->id, err.msg);
 		vm_request_stop(vm, VM_END_ERROR, 0);
 		return NULL;

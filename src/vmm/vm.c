@@ -22,6 +22,7 @@
 #include "util/log.h"
 #include "vmm/kvm.h"
 #include "vmm/kvm_stats.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
@@ -77,6 +78,12 @@ static void *control_thread(void *arg)
 {
 	struct vm *vm = arg;
 	pthread_setname_np(pthread_self(), "msivm-ctl");
+	struct error err;
+	if (seccomp_install(SECCOMP_CONTROL, vm->cfg.seccomp, "msivm-ctl", &err)) {
+		log_err("control thread: %s", err.msg);
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return NULL;
+	}
 	struct pollfd fds[2] = { { .fd = vm->signal_fd, .events = POLLIN },
 				 { .fd = vm->ctl_quit_fd, .events = POLLIN } };
 	for (;;) {
@@ -351,21 +358,49 @@ static void control_stop(struct vm *vm, pthread_t ctl)
 	pthread_join(ctl, NULL);
 }
 
+/* The I/O thread: the event loop (kicks, backends, timers, interrupts)
+ * until the VM ends. Sets vm->io_error on a failure. */
+static void *io_thread_main(void *arg)
+{
+	struct vm *vm = arg;
+	pthread_setname_np(pthread_self(), "msivm-io");
+	struct error err;
+	if (cpu_policy_apply_thread(&vm->cfg.cpu, -1, &err) ||
+	    seccomp_install(SECCOMP_IO, vm->cfg.seccomp, "msivm-io", &err)) {
+		log_err("I/O thread: %s", err.msg);
+		vm->io_error = -EPERM;
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		return NULL;
+	}
+	while (atomic_load(&vm->end) == VM_RUNNING) {
+		int n = evloop_run_once(&vm->loop, -1);
+		if (n < 0) {
+			log_err("event loop failed: %s", strerror(-n));
+			vm->io_error = n;
+			vm_request_stop(vm, VM_END_ERROR, 0);
+		}
+	}
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		vm->io_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return NULL;
+}
+
 int vm_run(struct vm *vm, struct error *err)
 {
-	vm->io_thread = pthread_self();
-	int pret = cpu_policy_apply_thread(&vm->cfg.cpu, -1, err);
-	if (pret) {
-		vm_request_stop(vm, VM_END_ERROR, 0);
-		return pret;
-	}
 	pthread_t ctl;
-	pret = pthread_create(&ctl, NULL, control_thread, vm);
+	int pret = pthread_create(&ctl, NULL, control_thread, vm);
 	if (pret) {
 		vm_request_stop(vm, VM_END_ERROR, 0);
 		return error_set(err, -pret, "cannot start the control thread: %s", strerror(pret));
 	}
 	int ret = 0;
+	pret = pthread_create(&vm->io_thread, NULL, io_thread_main, vm);
+	if (pret) {
+		vm_request_stop(vm, VM_END_ERROR, 0);
+		control_stop(vm, ctl);
+		return error_set(err, -pret, "cannot start the I/O thread: %s", strerror(pret));
+	}
 	for (uint32_t i = 0; i < vm->ncpus && !ret; i++) {
 		ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {
@@ -373,20 +408,13 @@ int vm_run(struct vm *vm, struct error *err)
 			vm_request_stop(vm, VM_END_ERROR, 0);
 		}
 	}
-	while (!ret && atomic_load(&vm->end) == VM_RUNNING) {
-		int n = evloop_run_once(&vm->loop, -1);
-		if (n < 0) {
-			vm_request_stop(vm, VM_END_ERROR, 0);
-			ret = error_set(err, n, "event loop failed: %s", strerror(-n));
-		}
-	}
+	pthread_join(vm->io_thread, NULL);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_join(&vm->vcpus[i]);
 	control_stop(vm, ctl);
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-		vm->io_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (!ret && vm->io_error)
+		ret = error_set(err, vm->io_error, "the I/O thread failed (see the log above)");
 	return ret;
 }

@@ -24,6 +24,7 @@
 #include "vmm/cpu_policy.h"
 #include "vmm/evloop.h"
 #include "vmm/guest_mem.h"
+#include "vmm/seccomp.h"
 
 struct vcpu;
 
@@ -50,6 +51,7 @@ struct vm_config {
 	int serial_fd;          /* where COM1 output goes */
 	struct cpu_policy cpu;  /* pinning, priority, dedicated mode, halt polling */
 	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
+	enum seccomp_mode seccomp; /* filters of the vCPU, I/O and control threads */
 	struct vm_device_spec devices[VM_MAX_DEVICES];
 	uint32_t ndevices;
 };
@@ -83,7 +85,8 @@ struct vm {
 	struct evloop_handler stop_handler;
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
-	pthread_t io_thread;       /* the thread running vm_run's event loop */
+	pthread_t io_thread;       /* the thread running the event loop ("msivm-io") */
+	int io_error;              /* -errno if the I/O thread failed */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when vm_create began */
 	int64_t tsc_offset;        /* guest TSC - host TSC (vCPU 0), for latency stamps */
 	_Atomic int end;           /* enum vm_end */
@@ -133,10 +136,10 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err);
 /* Releases everything vm_create made. Safe on a partly created VM. */
 void vm_destroy(struct vm *vm);
 
-/* Starts the control thread (signals) and every vCPU thread and runs the
- * event loop on the calling thread until the VM ends; on return every thread
- * it started has finished (vCPU fds stay open for statistics). Returns 0
- * (see vm->end and vm->exit_status) or -errno. */
+/* Starts the control thread (signals), the I/O thread (event loop) and
+ * every vCPU thread, each with its seccomp filter, and waits until the VM
+ * ends; on return every thread it started has finished (vCPU fds stay open
+ * for statistics). Returns 0 (see vm->end and vm->exit_status) or -errno. */
 int vm_run(struct vm *vm, struct error *err);
 
 /* Records why the VM ends (first caller wins) and wakes the event loop,

@@ -16,19 +16,23 @@ fi
 	--cpu-pin vcpu0=1,io=0 --rt 7 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 tid=""
+iotid=""
 for _ in $(seq 50); do
 	for t in /proc/$pid/task/*; do
-		[ "$(cat "$t/comm" 2>/dev/null)" = msivm-vcpu0 ] && tid=${t##*/}
+		case "$(cat "$t/comm" 2>/dev/null)" in
+		msivm-vcpu0) tid=${t##*/} ;;
+		msivm-io) iotid=${t##*/} ;;
+		esac
 	done
-	[ -n "$tid" ] && break
+	[ -n "$tid" ] && [ -n "$iotid" ] && break
 	sleep 0.05
 done
 # stat fields 40 and 41: rt_priority and policy (1 = SCHED_FIFO).
 field() { sed 's/.*) //' "/proc/$pid/task/$1/stat" | awk -v f="$2" '{ print $(f - 2) }'; }
 allowed() { awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/task/$1/status"; }
-if [ -n "$tid" ]; then
+if [ -n "$tid" ] && [ -n "$iotid" ]; then
 	v_cpus=$(allowed "$tid"); v_prio=$(field "$tid" 40); v_pol=$(field "$tid" 41)
-	io_cpus=$(allowed "$pid"); io_prio=$(field "$pid" 40); io_pol=$(field "$pid" 41)
+	io_cpus=$(allowed "$iotid"); io_prio=$(field "$iotid" 40); io_pol=$(field "$iotid" 41)
 fi
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"

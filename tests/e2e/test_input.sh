@@ -30,4 +30,12 @@ long=$(printf 'd%.0s' $(seq 1 4200))
 run run --kernel "$PROBE" --disk "path=$long"
 expect "a --disk path longer than 4095 bytes is refused, not truncated" 125 '' 'longer than 4095 bytes'
 
+# --seccomp: every mode runs the probe; a bad mode is named.
+for m in on log off; do
+	run run --kernel "$PROBE" --rng "" --seccomp "$m" --cmdline "rng=4"
+	expect "--seccomp $m runs a guest with a device" 0 'probe: rng read 4096 bytes'
+done
+run run --kernel "$PROBE" --seccomp strict
+expect "--seccomp strict is refused" 125 '' "bad --seccomp 'strict'"
+
 finish
