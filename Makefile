@@ -9,6 +9,9 @@ VERSION := 0.1.0
 CFLAGS_BASE := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wvla \
                -Wno-unused-parameter -D_GNU_SOURCE -DMSIVM_VERSION=\"$(VERSION)\" \
                -Isrc -MMD -MP
+# Hardening: stack protector, fortified libc calls, full RELRO with immediate binding.
+CFLAGS_BASE += -fstack-protector-strong -D_FORTIFY_SOURCE=2
+LDFLAGS     += -Wl,-z,relro,-z,now
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ifeq ($(SANITIZE),1)
 CFLAGS_BASE += $(SAN_FLAGS)

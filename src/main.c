@@ -14,6 +14,7 @@
 #include "lab/lab.h"
 #include "util/log.h"
 #include "util/parse.h"
+#include "vmm/jail.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
 #include "vmm/vm_stats.h"
@@ -70,6 +71,11 @@ static const char usage_text[] =
 	"  --seccomp MODE     system call filters per thread: on (default; a forbidden\n"
 	"                     call stops msivm with status 159 and names the call), log\n"
 	"                     (allow and let the kernel log it), off\n"
+	"  --user USER[:GROUP] once the VM is built, run as USER (name or id) with no\n"
+	"                     supplementary groups and no way back to root\n"
+	"  --chroot DIR       once the VM is built, enter a new mount namespace whose root\n"
+	"                     is DIR (as Firecracker's jailer); with --user or --chroot a\n"
+	"                     guest reset ends msivm (123): it could not reopen its files\n"
 	"  --no-reboot        end msivm (status 123) when the guest resets, instead of\n"
 	"                     rebooting it in place\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
@@ -94,6 +100,7 @@ struct run_opts {
 	const char *stats_json;
 	bool stats;
 	bool no_reboot;
+	struct jail_config jail;
 	struct vm_config vm;
 };
 
@@ -108,7 +115,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
        OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
-       OPT_NO_REBOOT, OPT_SECCOMP };
+       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -125,6 +132,8 @@ static const struct option run_options[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "chroot", required_argument, NULL, OPT_CHROOT },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
 	{ "initrd", required_argument, NULL, OPT_INITRD },
@@ -436,6 +445,13 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_KVM: o->vm.kvm_path = optarg; break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_NO_REBOOT: o->no_reboot = true; break;
+		case OPT_USER: {
+			struct error e;
+			if (jail_parse_user(optarg, &o->jail, &e))
+				return usage_error("%s", e.msg);
+			break;
+		}
+		case OPT_CHROOT: o->jail.root = optarg; break;
 		case OPT_SECCOMP:
 			if (seccomp_mode_parse(optarg, &o->vm.seccomp))
 				return usage_error("bad --seccomp '%s': use on, log or off", optarg);
@@ -526,6 +542,11 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->kernel)
 		return usage_error("%s: --kernel FILE is required", "run");
+	if (o->jail.drop_user && o->vm.cpu.rt_prio)
+		return usage_error("--rt needs root's scheduling privilege: it cannot be combined with "
+				   "--user%s", "");
+	if (o->jail.root && access(o->jail.root, X_OK))
+		return usage_error("--chroot '%s': not a directory msivm can enter", o->jail.root);
 	struct error err;
 	if ((pins && cpu_policy_parse_pins(&o->vm.cpu, pins, o->vm.ncpus, &err)) ||
 	    cpu_policy_check(&o->vm.cpu, o->vm.ncpus, &err)) {
@@ -566,6 +587,13 @@ static int cmd_run(int argc, char **argv)
 	int status = parse_run(argc, argv, &o);
 	if (status >= 0)
 		return status;
+	jail_note_inherited(&o.jail); /* before msivm opens anything of its own */
+	FILE *stats_out = NULL;
+	if (o.stats_json && !(stats_out = fopen(o.stats_json, "we"))) {
+		fprintf(stderr, "msivm: cannot open statistics file '%s': %s\n", o.stats_json,
+			strerror(errno));
+		return EXIT_MSIVM_ERROR;
+	}
 	if (o.serial) {
 		o.vm.serial_fd = open(o.serial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (o.vm.serial_fd < 0) {
@@ -590,12 +618,17 @@ static int cmd_run(int argc, char **argv)
 		/* The process-wide filter goes on once the first VM is built; it
 		 * still lets this thread build the next one after a guest reboot. */
 		if (x86_boot(vm, &boot_spec, &err) ||
-		    (boot == 1 && seccomp_install(SECCOMP_BASELINE, o.vm.seccomp, "main", &err)) ||
+		    (boot == 1 && (jail_enter(&o.jail, &err) ||
+				   seccomp_install(SECCOMP_BASELINE, o.vm.seccomp, "main", &err))) ||
 		    vm_run(vm, &err)) {
 			vm_destroy(vm);
 			break;
 		}
-		if (atomic_load(&vm->end) == VM_END_RESET && !o.no_reboot) {
+		bool reset = atomic_load(&vm->end) == VM_END_RESET;
+		if (reset && !o.no_reboot && jail_confines(&o.jail))
+			log_warn("guest reset (%s): msivm runs jailed (--user/--chroot) and cannot "
+				 "build the VM again; stopping", vm->end_reason);
+		else if (reset && !o.no_reboot) {
 			log_info("guest reset (%s): reboot %u", vm->end_reason, boot);
 			vm_destroy(vm);
 			keep_console_output(&o.vm);
@@ -606,7 +639,7 @@ static int cmd_run(int argc, char **argv)
 			log_info("guest stopped: %s", vm->end_reason);
 		if (o.stats)
 			vm_stats_print(vm, stderr);
-		if (o.stats_json && vm_stats_write_json(vm, o.stats_json, &err))
+		if (stats_out && vm_stats_write_json(vm, stats_out, o.stats_json, &err))
 			fprintf(stderr, "msivm: %s\n", err.msg);
 		vm_destroy(vm);
 		break;
@@ -616,6 +649,8 @@ static int cmd_run(int argc, char **argv)
 	free(vm);
 	if (o.serial)
 		close(o.vm.serial_fd);
+	if (stats_out)
+		fclose(stats_out);
 	return status;
 }
 

@@ -27,6 +27,8 @@ int guest_mem_alloc(struct guest_mem *gm, uint64_t size, uint64_t hole_start, ui
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	/* Guest memory stays out of core dumps (the guest's secrets are not msivm's). */
+	(void)madvise(p, size, MADV_DONTDUMP);
 	int ret = guest_mem_init(gm, p, size, hole_start, hole_end);
 	if (ret) {
 		munmap(p, size);

@@ -256,7 +256,7 @@ static json_t *net_json(struct virtio_net *n)
 	return dj;
 }
 
-int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
+int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error *err)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
 	for (uint32_t d = 0; d < vm->nrngs; d++) {
@@ -322,9 +322,9 @@ int vm_stats_write_json(struct vm *vm, const char *path, struct error *err)
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "exits", exits);
 	json_object_set_new(root, "route_commits", json_integer((json_int_t)vm->routes.commits));
-	int ret = json_dump_file(root, path, JSON_INDENT(2)) ? -EIO : 0;
+	int ret = json_dumpf(root, out, JSON_INDENT(2)) || fflush(out) ? -EIO : 0;
 	json_decref(root);
 	if (ret)
-		return error_set(err, ret, "cannot write statistics to '%s'", path);
+		return error_set(err, ret, "cannot write statistics to '%s'", name);
 	return 0;
 }

@@ -14,7 +14,8 @@ struct vm;
  * vCPUs (KVM binary stats). Call after vm_run returned, before vm_destroy. */
 void vm_stats_print(struct vm *vm, FILE *out);
 
-/* Writes the same figures as JSON to `path`. Returns 0 or -errno with a message. */
-int vm_stats_write_json(struct vm *vm, const char *path, struct error *err);
+/* Writes the same figures as JSON to `out` (opened by the caller before any
+ * jail; `name` is its path for messages). Returns 0 or -errno with a message. */
+int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error *err);
 
 #endif
