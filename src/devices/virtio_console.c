@@ -123,7 +123,7 @@ static void out_write(struct virtio_console *c, const uint8_t *p, uint32_t len)
 static void tx_serve(struct virtio_console *c, struct virtq *q)
 {
 	bool bad = false;
-	int got;
+	int got = 0;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	do {
 		while (vbudget_left(&budget) && (got = virtq_pop(q, &c->chain)) == 1) {
