@@ -208,7 +208,7 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 			SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(read), SCMP_SYS(write),
 			SCMP_SYS(futex), SCMP_SYS(madvise), SCMP_SYS(munmap), SCMP_SYS(rt_sigprocmask),
 			SCMP_SYS(rt_sigreturn), SCMP_SYS(clock_gettime), SCMP_SYS(exit),
-			SCMP_SYS(exit_group),
+			SCMP_SYS(exit_group), SCMP_SYS(sigaltstack), SCMP_SYS(mmap),
 			SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill),
 		};
 		return ret ? ret : allow_calls(ctx, control_calls, N(control_calls));
