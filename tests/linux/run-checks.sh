@@ -17,7 +17,7 @@
 #   LC_KERNEL, LC_INITRD (the L2 guest), LC_BB (busybox, for nc), LC_IP (iproute2's ip), LC_TAP (lctap0),
 #   LC_NET (10.0.2: host .2, guest .15), LC_PORT (5211: iperf3; +1..+4 the nc listeners),
 #   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
-#   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 4)
+#   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -34,7 +34,7 @@ PORT=${LC_PORT:-5211}
 TMO=${LC_TIMEOUT:-300}
 FIO=${LC_FIO:-4}
 IPERF=${LC_IPERF:-3}
-MIB=${LC_MIB:-4}
+MIB=${LC_MIB:-2}
 BIGMTU=9000
 VDA_MIB=64
 VDB_MIB=4
@@ -137,8 +137,8 @@ run_config() {
 		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu host -smp 2 -m 1G \
 			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
 			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
-			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0 \
-			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1 \
+			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0,num-queues=1 \
+			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1,num-queues=1 \
 			-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,host_mtu=$BIGMTU,romfile=" \
 			-device virtio-serial-pci -chardev "file,id=c0,path=$d/hvc.out" -device virtconsole,chardev=c0 \
@@ -158,8 +158,12 @@ run_config() {
 	pids="$pids $!"
 	tail -f "$d/serial.log" 2>/dev/null >"$WORK/live" &
 	pids="$pids $!"
-	why=exited t_off= t_boot1=
+	why=exited t_off= t_boot1= t_note=$(up)
 	while kill -0 "$vmm_pid" 2>/dev/null; do
+		if awk -v a="$(up)" -v b="$t_note" 'BEGIN { exit !(a - b > 60) }'; then
+			t_note=$(up)
+			stage "$cfg: running for $(awk -v a="$t_note" -v b="$t_start" 'BEGIN { printf "%.0f", a - b }')s; L2 console: $(tr -d '\r' <"$d/serial.log" | grep -v '^ *$' | tail -n1 | cut -c1-110)"
+		fi
 		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
 		if awk -v a="$(up)" -v b="$t_start" -v t="$tmo" 'BEGIN { exit !(a - b > t) }'; then
