@@ -13,7 +13,7 @@
 # nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
-# LC_MIB (workloads, see run-checks.sh).
+# LC_MIB, LC_SEQMIB (workloads, see run-checks.sh).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
 set -uo pipefail
@@ -132,7 +132,7 @@ run_direct() {
 	show "$LOGS/run-checks.log" <"$f" &
 	local sp=$!
 	LC_OUT=$RES LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_KERNEL=$B/l2/vmlinuz \
-		LC_INITRD=$B/l2/initramfs.cpio.gz LC_BB=/bin/busybox LC_TIMEOUT=$TMO \
+		LC_INITRD=$B/l2/initramfs.cpio.gz LC_BB=/bin/busybox LC_TIMEOUT=$TMO LC_IP=$(command -v ip) \
 		sh "$here/run-checks.sh" "$@" >"$f" 2>&1 &
 	local rp=$!
 	kids="$rp $sp"
@@ -154,6 +154,7 @@ run_l1() { # attempt configs...
 	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
+	[ -n "${LC_SEQMIB:-}" ] && cmd="$cmd lc.seqmib=$LC_SEQMIB"
 	say "boot L1 (attempt $attempt): QEMU TCG -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"
 	show "$l1_log" <"$f" &

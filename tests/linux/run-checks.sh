@@ -17,7 +17,8 @@
 #   LC_KERNEL, LC_INITRD (the L2 guest), LC_BB (busybox, for nc), LC_IP (iproute2's ip), LC_TAP (lctap0),
 #   LC_NET (10.0.2: host .2, guest .15), LC_PORT (5211: iperf3; +1..+4 the nc listeners),
 #   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
-#   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2)
+#   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2),
+#   LC_SEQMIB (the sequential disk pattern, default LC_MIB)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -35,8 +36,9 @@ TMO=${LC_TIMEOUT:-300}
 FIO=${LC_FIO:-4}
 IPERF=${LC_IPERF:-3}
 MIB=${LC_MIB:-2}
+SEQMIB=${LC_SEQMIB:-$MIB}
 BIGMTU=9000
-VDA_MIB=64
+VDA_MIB=$((48 + SEQMIB + 1)) # layout: see guest-init
 VDB_MIB=4
 
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -124,7 +126,7 @@ run_config() {
 	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
 	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
 	cmdline="$cmdline lc.mtu=$BIGMTU lc.rxsum=$txsum lc.vda=$((VDA_MIB * 1048576)) lc.vdb=$((VDB_MIB * 1048576))"
-	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB${extra:+ $extra}"
+	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB lc.seqmib=$SEQMIB${extra:+ $extra}"
 	: >"$d/serial.log"
 	: >"$d/hvc.out"
 	if [ "$vmm" = msivm ]; then
@@ -141,7 +143,8 @@ run_config() {
 			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1,num-queues=1 \
 			-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,host_mtu=$BIGMTU,romfile=" \
-			-device virtio-serial-pci -chardev "file,id=c0,path=$d/hvc.out" -device virtconsole,chardev=c0 \
+			-device virtio-serial-pci,max_ports=1,vectors=5 -chardev "file,id=c0,path=$d/hvc.out" \
+			-device virtconsole,chardev=c0 \
 			-device virtio-rng-pci
 	fi
 	printf '%s\n' "$*" >"$d/vmm.cmd"
@@ -194,9 +197,9 @@ run_config() {
 	# --- host-side checks
 	s=$(data blk.seq.sha256)
 	if [ -n "$s" ]; then
-		h=$(dd if="$vda" bs=1M skip=16 count="$MIB" 2>/dev/null | sha256sum | cut -d' ' -f1)
+		h=$(dd if="$vda" bs=1M skip=48 count="$SEQMIB" 2>/dev/null | sha256sum | cut -d' ' -f1)
 		[ "$h" = "$s" ]
-		cond $? blk.seq-image "image bytes at 16M: $(short "$h"), guest wrote $(short "$s")"
+		cond $? blk.seq-image "image bytes at 48M: $(short "$h"), guest wrote $(short "$s")"
 	fi
 	zh=$(dd if=/dev/zero bs=1M count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
 	h=$(dd if="$vda" bs=1M skip=40 count=1 2>/dev/null | sha256sum | cut -d' ' -f1)
@@ -275,6 +278,14 @@ run_config() {
 	fi
 
 	rm -f "$d/nc-tx.bin" "$d/nc-tx-bigmtu.bin" # hashed above; keeps the log archive small
+	if [ "$vmm" = msivm ] && [ "$noreboot" != 1 ]; then
+		# every reset msivm saw ("guest reset (CAUSE): reboot N" with -v) must be one the guest asked for
+		want=$((n - 1))
+		got=$(grep -c 'guest reset (' "$d/vmm.err")
+		causes=$(sed -n 's/.*guest reset (\(.*\)): reboot \([0-9]*\).*/\2:\1/p' "$d/vmm.err" | tr '\n' ',')
+		[ "$got" = "$want" ]
+		cond $? vmm.resets "$got guest resets, $want asked for${causes:+ (${causes%,})}"
+	fi
 	np=$(grep -c '^PASS' "$d/results.txt")
 	nf=$(grep -c '^FAIL' "$d/results.txt")
 	stage "$cfg: $np PASS, $nf FAIL"
