@@ -666,7 +666,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "--version")) {
-		printf("msivm %s\n", MSIVM_VERSION);
+		printf("msivm %s%s\n", MSIVM_VERSION,
+		       seccomp_default_mode() == SECCOMP_OFF ? " (sanitizer build: --seccomp off by default)"
+							     : "");
 		return 0;
 	}
 	if (!strcmp(cmd, "run"))

@@ -30,8 +30,14 @@ long=$(printf 'd%.0s' $(seq 1 4200))
 run run --kernel "$PROBE" --disk "path=$long"
 expect "a --disk path longer than 4095 bytes is refused, not truncated" 125 '' 'longer than 4095 bytes'
 
-# --seccomp: every mode runs the probe; a bad mode is named.
-for m in on log off; do
+# --seccomp: every mode runs the probe; a bad mode is named. (A sanitizer build's leak check
+# at exit needs calls no filter allows: there only log and off.)
+modes="on log off"
+if "$MSIVM" --version | grep -q 'sanitizer build'; then
+	modes="log off"
+	echo "skip - --seccomp on with a sanitizer build (LeakSanitizer needs ptrace at exit)"
+fi
+for m in $modes; do
 	run run --kernel "$PROBE" --rng "" --seccomp "$m" --cmdline "rng=4"
 	expect "--seccomp $m runs a guest with a device" 0 'probe: rng read 4096 bytes'
 done
