@@ -56,7 +56,7 @@ static const char usage_text[] =
 	"  --net OPTS         add a virtio-net NIC; OPTS: backend=tap|peer|socket and optionally\n"
 	"                     mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>), queues=N (queue\n"
 	"                     pairs, 1-7), mtu=N (68-65535, default 1500), irq=MODE, vectors=N,\n"
-	"                     bps=SIZE, ops=N (transmit limit) as for --rng. tap: ifname=NAME\n"
+	"                     bps=SIZE, ops=N (each direction) as for --rng. tap: ifname=NAME\n"
 	"                     (an existing tap, or created: needs CAP_NET_ADMIN). peer: built\n"
 	"                     in, no host network; answers ARP and ping for 10.0.2.2 and\n"
 	"                     echoes UDP port 7; peer=responder|sink|source,\n"

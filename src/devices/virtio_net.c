@@ -214,15 +214,26 @@ static void net_resume(void *opaque)
 		virtio_pci_kick(&n->pci, (uint16_t)(2 * p + 1));
 }
 
+/* The receive limiter's timer: stalled backend queues may deliver again. */
+static void net_rx_resume(void *opaque)
+{
+	struct virtio_net *n = opaque;
+	pthread_mutex_lock(&n->pci.lock);
+	vnet_rx_kick(n);
+	pthread_mutex_unlock(&n->pci.lock);
+}
+
 int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
 			 struct evloop *loop, struct error *err)
 {
-	return rate_limiter_init(&n->limiter, o, loop, net_resume, n, n->name, err);
+	int ret = rate_limiter_init(&n->limiter, o, loop, net_resume, n, n->name, err);
+	return ret ? ret : rate_limiter_init(&n->rx_limiter, o, loop, net_rx_resume, n, n->name, err);
 }
 
 void virtio_net_destroy(struct virtio_net *n)
 {
 	rate_limiter_destroy(&n->limiter);
+	rate_limiter_destroy(&n->rx_limiter);
 	if (n->be) {
 		for (unsigned k = 0; k < n->be->nqueues; k++)
 			vnet_rx_watch(n, &n->bq[k], false);

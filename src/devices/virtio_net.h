@@ -96,6 +96,7 @@ struct vnet_bq {
 	uint32_t len;              /* bytes waiting in buf, header included; 0: none */
 	bool stalled;              /* not reading: no receive buffers, or no ready driver */
 	bool waiting;              /* the frame in buf was counted in rx_stalls */
+	bool admitted;             /* the frame in buf passed the receive rate limiter */
 	bool watched;              /* the backend's rx fd is in the event loop */
 	bool dead;                 /* the backend queue failed: never read again */
 	struct evloop_handler handler;
@@ -124,6 +125,7 @@ struct virtio_net {
 	uint32_t rx_lens[VIRTIO_NET_QUEUE_SIZE];
 	struct virtq_chain chain;  /* scratch for the chain being handled */
 	struct rate_limiter limiter; /* bps=, ops=: transmitted frames */
+	struct rate_limiter rx_limiter; /* the same limits for received frames, a bucket of its own */
 };
 
 /* Creates virtio-net number `index` with o->queues queue pairs over the
@@ -140,7 +142,8 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 /* Stops watching the backend, closes it, releases the transport. */
 void virtio_net_destroy(struct virtio_net *n);
 
-/* Limits what the guest transmits (bytes/s, frames/s) from now on. Returns
+/* Limits what the guest transmits and, separately, what it receives
+ * (bytes/s, frames/s, each direction its own buckets) from now on. Returns
  * 0 or -errno with a message. */
 int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
 			 struct evloop *loop, struct error *err);

@@ -262,6 +262,13 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 			if (f == FILL_NONE)
 				break;
 		}
+		if (!bq->admitted) {
+			if (!rate_limiter_admit(&n->rx_limiter, bq->len - VIRTIO_NET_HDR_LEN)) {
+				stall(n, bq); /* the limiter's timer kicks the stalled queues */
+				break;
+			}
+			bq->admitted = true;
+		}
 		uint16_t seen = 0;
 		enum rx_result r = deliver(n, qi, q, bq, &seen);
 		if (r == RX_DONE || r == RX_DROPPED) {
@@ -277,6 +284,7 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 			}
 			bq->len = 0;
 			bq->waiting = false;
+			bq->admitted = false;
 			continue;
 		}
 		if (r == RX_BROKEN) {
@@ -319,6 +327,7 @@ void vnet_rx_reset(struct virtio_net *n)
 			n->stats.drops[VNET_DROP_RX_RESET]++;
 		bq->len = 0;
 		bq->waiting = false;
+		bq->admitted = false;
 		stall(n, bq);
 	}
 	set_offloads(n, 0);

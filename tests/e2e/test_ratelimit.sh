@@ -38,6 +38,22 @@ timed "disk unlimited: 64 reads" 0 1.5 --kernel "$PROBE" --disk "path=$TMP/disk.
 timed "net bps=10K: 40 transmitted 1 KiB frames take about 3 s" 2.4 6 --kernel "$PROBE" \
 	--net "backend=peer,peer=sink,bps=10K" --cmdline "net=tx netn=40 netsize=1000"
 
+# Receive: a source sending 2000 frames/s of 1000 bytes for 2 s; at 100 KiB/s (and as much
+# burst) the guest gets about 300 of them.
+rx_frames() {
+	run run --kernel "$PROBE" --net "backend=peer,peer=source,rate=2000,size=1000$1" \
+		--cmdline "net=rx netsecs=2"
+	sed -n 's/^probe: result net-rx requests=\([0-9]*\).*/\1/p' <<<"$out"
+}
+free_rx=$(rx_frames "")
+lim_rx=$(rx_frames ",bps=100K")
+if [ -n "$free_rx" ] && [ -n "$lim_rx" ] && [ "$lim_rx" -ge 150 ] && [ "$lim_rx" -le 450 ] &&
+	[ "$free_rx" -ge $((lim_rx * 3 / 2)) ]; then
+	pass "net bps=100K limits receiving too ($lim_rx frames in 2 s, $free_rx without a limit)"
+else
+	fail "net bps=100K limits receiving too (limited ${lim_rx:-?}, unlimited ${free_rx:-?})"
+fi
+
 run run --kernel "$PROBE" --rng "bps=0"
 expect "bps=0 is refused" 125 '' "bad bps '0'"
 run run --kernel "$PROBE" --disk "path=$TMP/disk.img,ops=x"
