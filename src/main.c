@@ -80,7 +80,10 @@ static const char usage_text[] =
 	"                     rebooting it in place\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
 	"                     (of the last boot, after guest reboots)\n"
-	"  --stats-json FILE  write the same figures as JSON\n"
+	"  --stats-json FILE  write the same figures as JSON (\"-\": standard output)\n"
+	"  --log-file FILE    append log lines to FILE instead of standard error\n"
+	"  --log-level LEVEL  error, warn (default), info or debug; each line carries the\n"
+	"                     seconds since start and the thread's name\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"
 	"  -q, --quiet        errors only\n"
 	"\n"
@@ -98,6 +101,7 @@ struct run_opts {
 	const char *initrd;
 	const char *serial;
 	const char *stats_json;
+	const char *log_file;
 	bool stats;
 	bool no_reboot;
 	struct jail_config jail;
@@ -115,7 +119,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
        OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
-       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT };
+       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT, OPT_LOG_FILE, OPT_LOG_LEVEL };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -133,6 +137,8 @@ static const struct option run_options[] = {
 	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "user", required_argument, NULL, OPT_USER },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "chroot", required_argument, NULL, OPT_CHROOT },
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "cpu-pin", required_argument, NULL, OPT_CPU_PIN },
@@ -452,6 +458,15 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case OPT_CHROOT: o->jail.root = optarg; break;
+		case OPT_LOG_FILE: o->log_file = optarg; break;
+		case OPT_LOG_LEVEL: {
+			enum log_level l;
+			if (log_level_parse(optarg, &l))
+				return usage_error("bad --log-level '%s': use error, warn, info or debug",
+						   optarg);
+			verbosity = (int)l;
+			break;
+		}
 		case OPT_SECCOMP:
 			if (seccomp_mode_parse(optarg, &o->vm.seccomp))
 				return usage_error("bad --seccomp '%s': use on, log or off", optarg);
@@ -589,10 +604,23 @@ static int cmd_run(int argc, char **argv)
 		return status;
 	jail_note_inherited(&o.jail); /* before msivm opens anything of its own */
 	FILE *stats_out = NULL;
-	if (o.stats_json && !(stats_out = fopen(o.stats_json, "we"))) {
+	bool stats_stdout = o.stats_json && !strcmp(o.stats_json, "-");
+	if (stats_stdout)
+		stats_out = stdout;
+	else if (o.stats_json && !(stats_out = fopen(o.stats_json, "we"))) {
 		fprintf(stderr, "msivm: cannot open statistics file '%s': %s\n", o.stats_json,
 			strerror(errno));
 		return EXIT_MSIVM_ERROR;
+	}
+	int log_fd = -1;
+	if (o.log_file) {
+		log_fd = open(o.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (log_fd < 0) {
+			fprintf(stderr, "msivm: cannot open log file '%s': %s\n", o.log_file,
+				strerror(errno));
+			return EXIT_MSIVM_ERROR;
+		}
+		log_set_fd(log_fd);
 	}
 	if (o.serial) {
 		o.vm.serial_fd = open(o.serial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -649,8 +677,10 @@ static int cmd_run(int argc, char **argv)
 	free(vm);
 	if (o.serial)
 		close(o.vm.serial_fd);
-	if (stats_out)
+	if (stats_out && !stats_stdout)
 		fclose(stats_out);
+	if (log_fd >= 0)
+		close(log_fd);
 	return status;
 }
 

@@ -19,7 +19,15 @@ struct ratelimit {
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 
-/* Writes "msivm: <level>: <message>\n" to stderr if `level` is enabled. */
+/* Sends log lines to `fd` instead of stderr (--log-file). Same rule: once,
+ * at start-up. Each line is "msivm: [SECONDS THREAD] LEVEL: text", seconds
+ * counted from the first line, written with one write(2). */
+void log_set_fd(int fd);
+
+/* Parses "error", "warn"/"warning", "info" or "debug". Returns 0 or -1. */
+int log_level_parse(const char *s, enum log_level *out);
+
+/* Writes one line (see log_set_fd) if `level` is enabled. */
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
