@@ -8,7 +8,7 @@
 #include <stdarg.h>
 
 #define SRC_LEN     48
-#define MAX_SLOTS   32      /* distinct vectors registered or seen */
+#define MAX_SLOTS   48      /* distinct vectors registered or seen */
 #define MAX_DEVS    8       /* devices in the per-device summary */
 
 /* One slot per vector that was registered or fired; .bss stays small

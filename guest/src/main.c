@@ -5,6 +5,7 @@
 #include "console.h"
 #include "cpu.h"
 #include "exit.h"
+#include "flood.h"
 #include "idt.h"
 #include "irq.h"
 #include "lapic.h"
@@ -61,13 +62,14 @@ static void dump_e820(const struct hvm_start_info *si)
                 e[i].type);
 }
 
-/* First usable function found by pci_enumerate() that `match` accepts, or NULL. */
+/* First usable function found by pci_enumerate() that `match` accepts and
+ * no flood= claimed, or NULL. */
 static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d))
 {
     int i;
 
     for (i = 0; i < ndevs; i++)
-        if (match(pci_get(i)) && pci_get(i)->usable)
+        if (match(pci_get(i)) && pci_get(i)->usable && !pci_get(i)->claimed)
             return pci_get(i);
     return NULL;
 }
@@ -76,22 +78,29 @@ static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d
  * PCI listing, the virtio console if asked for (con_cmdline: the command
  * line for its banner, non-NULL with console=virtio), the virtio-rng
  * workload if a device is present, the virtio-blk workloads if asked for
- * (blk, non-NULL), and the interrupt table. Returns 0 if every check
- * passed, else an exit status.
+ * (blk, non-NULL), and the interrupt table. With floods (non-NULL), their
+ * devices are claimed first and the floods started before the rng, blk and
+ * net work (see flood.h). Returns 0 if every check passed, else an exit status.
  */
 static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
                        const struct blk_args *blk, const struct lat_args *lat,
-                       const struct net_args *net, const char *con_cmdline)
+                       const struct net_args *net, const char *con_cmdline,
+                       const struct flood_args *floods)
 {
     const char *mode = "none", *bmode = "none", *nmode = "none";
-    int ndevs = pci_enumerate(), rc = 0, irc;
-    struct pci_dev *con = con_cmdline ? find_dev(ndevs, virtio_console_match) : NULL;
+    int ndevs = pci_enumerate(), rc = floods ? flood_claim(floods, ndevs) : 0, irc;
+    struct pci_dev *con = con_cmdline && !rc ? find_dev(ndevs, virtio_console_match) : NULL;
     struct pci_dev *rng = find_dev(ndevs, virtio_rng_match);
     struct pci_dev *bd = blk ? find_dev(ndevs, virtio_blk_match) : NULL;
     struct pci_dev *nd = net ? find_dev(ndevs, virtio_net_match) : NULL;
-    bool need_lapic = rng || bd || nd || lat->selfipi;
+    bool need_lapic = rng || bd || nd || lat->selfipi || (floods && !rc);
 
-    if (con_cmdline && !con)
+    if (rc) {       /* a flood= device is missing: nothing else is driven */
+        rng = bd = nd = NULL;
+        blk = NULL;
+        net = NULL;
+    }
+    if (con_cmdline && !con && !rc)
         console_puts("probe: no virtio-console device\n");
     if ((need_lapic || con) && lapic_init()) {
         if (need_lapic)
@@ -100,7 +109,11 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
     }
     if (con)
         virtio_console_start(con, irq_mode, con_cmdline);
-    if (!rng) {
+    if (floods && !rc)
+        rc = flood_start(irq_mode);
+    if (rc) {
+        /* nothing more to drive */
+    } else if (!rng) {
         console_puts("probe: no virtio-rng device\n");
         if (lat->lat && !rc)
             rc = PROBE_EXIT_NO_RNG;
@@ -129,6 +142,7 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
     if (lat->selfipi && !rc)
         rc = lat_run_floor(lat->selfipi, lat->poll);
     irq_disable();
+    flood_report();
     irc = irq_report(mode);
     return rc ? rc : irc;
 }
@@ -145,6 +159,7 @@ static bool parse_blk_args(const char *cmdline, struct blk_args *a)
     a->ops = BLK_DEFAULT_OPS;
     a->qd = 1;
     a->seed = 1;
+    a->seqflush = BLK_DEFAULT_SEQFLUSH;
     a->get_id = cmdline_has(cmdline, "blkid");
     if ((val = cmdline_get(cmdline, "blk", &len)) && blk_parse_workloads(val, len, a)) {
         console_puts("probe: bad blk value\n");
@@ -164,6 +179,11 @@ static bool parse_blk_args(const char *cmdline, struct blk_args *a)
     }
     if (cmdline_get_uint(cmdline, "seed", BLK_MAX_SEED, &a->seed) < 0) {
         console_puts("probe: bad seed value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (cmdline_get_uint(cmdline, "seqflush", BLK_MAX_SEQFLUSH, &a->seqflush) < 0 ||
+        a->seqflush == 0) {
+        console_puts("probe: bad seqflush value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
     return val || a->get_id;
@@ -208,7 +228,8 @@ void probe_main(const struct hvm_start_info *si)
     struct blk_args blk;
     struct lat_args lat;
     struct net_args net;
-    bool want_blk, want_net;
+    struct flood_args flood;
+    bool want_blk, want_net, want_flood;
     const char *val;
     size_t len;
     int rc;
@@ -241,6 +262,7 @@ void probe_main(const struct hvm_start_info *si)
     want_blk = parse_blk_args(cmdline, &blk);
     parse_lat_args(cmdline, &lat);
     want_net = net_parse_args(cmdline, &net);
+    want_flood = flood_parse_args(cmdline, &flood);
     mem_init(si);
     if (cmdline_has(cmdline, "smp"))       /* AP bring-up; exits 2, 10 or 22 on failure */
         smp_run(si, cmdline);
@@ -249,7 +271,10 @@ void probe_main(const struct hvm_start_info *si)
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
 
     rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL,
-                     cmdline_has(cmdline, "console=virtio") ? cmdline : NULL);
+                     cmdline_has(cmdline, "console=virtio") ? cmdline : NULL,
+                     want_flood ? &flood : NULL);
+    if (!rc && flood_active() && !flood.exit_after)
+        flood_hold();                  /* until the VMM stops the guest */
     if (!rc)
         rc = probe_power(cmdline);     /* power=...: returns only if that failed */
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);

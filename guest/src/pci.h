@@ -45,6 +45,7 @@ struct pci_dev {
     uint8_t cap_msi, cap_msix;          /* config offsets, 0 if absent */
     bool usable;                        /* every implemented BAR assigned, below 4 GiB */
     const char *skip_reason;            /* why not usable, or NULL */
+    bool claimed;                       /* taken by a flood= (main.c drives only unclaimed ones) */
     char name[8];                       /* "bb:dd.f" */
 };
 

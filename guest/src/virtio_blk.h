@@ -18,6 +18,9 @@
 #define BLK_MAX_OPS         4096
 #define BLK_MAX_QD          32
 #define BLK_MAX_SEED        255         /* the pattern keeps 8 bits of it */
+#define BLK_DEFAULT_SEQFLUSH 16
+#define BLK_MAX_SEQFLUSH    4096
+#define BLK_SEQLOG_MAGIC    0x474f4c4d5649534dull  /* "MSIVMLOG" little-endian */
 
 enum blk_workload {
     BLK_WL_VERIFY,
@@ -26,6 +29,7 @@ enum blk_workload {
     BLK_WL_RANDWRITE,
     BLK_WL_SEQWRITE,
     BLK_WL_ROTEST,
+    BLK_WL_SEQLOG,
 };
 
 struct blk_args {
@@ -36,6 +40,7 @@ struct blk_args {
     unsigned long qd;               /* qd= */
     unsigned long seed;             /* seed= */
     bool get_id;                    /* blkid */
+    unsigned long seqflush;         /* seqflush=: seqlog writes per FLUSH */
 };
 
 /* Parse the comma-separated blk= list s[0..len) into a->wl. 0 or -1. */

@@ -134,6 +134,11 @@ static uint8_t status_read(const struct virtio_pci *vp)
     return mmio_read8(vp->common + CC_STATUS);
 }
 
+uint8_t virtio_pci_status(const struct virtio_pci *vp)
+{
+    return status_read(vp);
+}
+
 static void status_set(const struct virtio_pci *vp, uint8_t bits)
 {
     mmio_write8(vp->common + CC_STATUS, status_read(vp) | bits);

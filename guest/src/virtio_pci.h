@@ -12,7 +12,9 @@
 #define VIRTIO_PCI_VENDOR   0x1af4
 #define VIRTIO_MAX_QUEUES   8       /* per device (msivm virtio-blk offers up to 8) */
 #define VIRTIO_F_VERSION_1  (1ull << 32)
-#define VIRTIO_RING_POOL    (VIRTIO_MAX_QUEUES + 5)  /* queues of all devices together (rng 1, blk 8, net 2, console 2) */
+#define VIRTIO_RING_POOL    (VIRTIO_MAX_QUEUES + 11) /* queues of all devices together (rng 1, blk 8, net 2,
+                                                      console 2; flood=: rng 1, blk 1, net 2, console 2) */
+#define VIRTIO_STATUS_NEEDS_RESET 0x40
 
 enum virtio_irq_mode {
     VIRTIO_IRQ_AUTO,            /* pick like Linux virtio_pci, see below */
@@ -99,6 +101,9 @@ int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features
 
 /* Notify the device that queue vq has new available buffers. */
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq);
+
+/* The device_status register (e.g. VIRTIO_STATUS_NEEDS_RESET). */
+uint8_t virtio_pci_status(const struct virtio_pci *vp);
 
 /* Reset the device (device_status = 0) and wait for the reset to complete. */
 void virtio_pci_reset(const struct virtio_pci *vp);

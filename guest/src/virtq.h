@@ -9,6 +9,9 @@
 
 #define VIRTQ_DESC_F_NEXT   1
 #define VIRTQ_DESC_F_WRITE  2   /* device writes the buffer */
+#define VIRTQ_DESC_F_INDIRECT 4 /* the buffer is a table of descriptors (VIRTIO_F_INDIRECT_DESC) */
+#define VIRTIO_F_INDIRECT_DESC (1ull << 28)
+#define VIRTIO_F_EVENT_IDX  (1ull << 29)
 
 struct virtq_desc {
     uint64_t addr;
@@ -90,6 +93,11 @@ int virtq_add_chain(struct virtq *vq, const struct virtq_buf *bufs, unsigned int
 /* One-descriptor chain (token 0). Same return value as virtq_add_chain. */
 int virtq_add_buf(struct virtq *vq, uint64_t addr, uint32_t len, bool writable);
 
+/* One-descriptor chain whose descriptor has VIRTQ_DESC_F_INDIRECT: `table`
+ * holds len / 16 descriptors (filled by the caller, never changed while the
+ * chain is posted). Same return value as virtq_add_chain. */
+int virtq_add_indirect(struct virtq *vq, uint64_t table, uint32_t len, uint16_t token);
+
 /* Free descriptors. */
 static inline unsigned int virtq_num_free(const struct virtq *vq)
 {
@@ -105,10 +113,29 @@ bool virtq_has_used(const struct virtq *vq);
  * Returns false if there is none. */
 bool virtq_pop_used(struct virtq *vq, uint32_t *id, uint32_t *len);
 
+/*
+ * Put every used chain straight back into the avail ring as it is (its
+ * descriptors untouched, not through the free list): for chains the device
+ * only reads, posted again and again (flood=). Publishes avail.idx once.
+ * While every chain is posted and the device uses them in order, this is
+ * O(1) (nothing is read but the first and last used element, and *bytes
+ * is not updated); otherwise each used element is put back one by one
+ * (*bytes, if non-NULL, gets their used lengths added). Returns how many
+ * were re-posted (chains with an id >= size are dropped).
+ */
+unsigned int virtq_repost_used(struct virtq *vq, uint64_t *bytes);
+
 /* Token given to virtq_add_chain for head `id` (id < size). */
 static inline uint16_t virtq_token(const struct virtq *vq, uint32_t id)
 {
     return vq->mem->token[id];
+}
+
+/* VIRTIO_F_EVENT_IDX: ask for an interrupt once used.idx passes `idx`
+ * (the used_event field after the avail ring). */
+static inline void virtq_set_used_event(struct virtq *vq, uint16_t idx)
+{
+    ((volatile uint16_t *)vq->mem->avail.ring)[vq->size] = idx;
 }
 
 /* Physical addresses of the three parts, for the device's queue registers. */

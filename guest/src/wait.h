@@ -11,8 +11,9 @@
  * Wait for cond(ctx) to become true. The condition is evaluated with IF=0;
  * while it is false the CPU sleeps with "sti; hlt" (any interrupt wakes it).
  * A periodic LAPIC timer on IRQ_VEC_WATCHDOG runs meanwhile, so a lost device
- * interrupt still wakes the CPU; after `max_wakeups` wake-ups without the
- * condition the wait gives up. Needs lapic_init(). A timer that is already
+ * interrupt still wakes the CPU; after `max_wakeups` watchdog ticks without
+ * the condition the wait gives up (other interrupts, e.g. a flood= device's,
+ * wake the CPU but do not count). Needs lapic_init(). A timer that is already
  * running (started by the caller's workload) is used as it is and left
  * running. Returns with IF=1 and the timer as it was (stopped if this call
  * started it): 0 if cond held, -1 on timeout.

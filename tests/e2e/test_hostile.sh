@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Hostile guests: the probe floods one device (flood=rng|rng-noneg|blk|net|console, see
+# guest/README.md) and then works with another one. msivm must stay responsive: the other
+# device's work completes within a few seconds, and SIGTERM ends msivm with 143 within 1 s.
+# Each case prints the measured times. About 25 s in all.
+. "$(dirname "$0")/lib.sh"
+
+WORK_DEADLINE_MS=${WORK_DEADLINE_MS:-5000}  # boot + flood start + the other work
+EXIT_DEADLINE_MS=1000                       # SIGTERM -> msivm gone
+KILL_AFTER_MS=5000                          # give up waiting and SIGKILL
+
+truncate -s 8M "$TMP/verify.img"
+truncate -s 256M "$TMP/flood.img"
+mkfifo "$TMP/con.fifo"
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# hostile NAME WANT_ERE CMDLINE MSIVM_ARGS...
+# Starts msivm (under timeout), waits until every line in WANT_ERE (ERE alternatives joined
+# by '|' are matched one by one: each must appear) is on the serial console, then sends
+# SIGTERM and measures how long msivm takes to exit.
+hostile() {
+	local name=$1 want=$2 cmdline=$3; shift 3
+	local ser="$TMP/$name.serial" t0 t_work="" t_sig t_end pid missing re
+	: >"$ser"
+	t0=$(now_ms)
+	timeout -s KILL 30 "$MSIVM" run --kernel "$PROBE" --serial "$ser" --cmdline "$cmdline" "$@" \
+		>"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	while :; do
+		missing=0
+		IFS='|' read -ra res <<<"$want"
+		for re in "${res[@]}"; do
+			grep -Eq -- "$re" "$ser" || { missing=1; break; }
+		done
+		[ "$missing" = 0 ] && { t_work=$(( $(now_ms) - t0 )); break; }
+		kill -0 "$pid" 2>/dev/null || break
+		[ $(( $(now_ms) - t0 )) -gt "$WORK_DEADLINE_MS" ] && break
+		sleep 0.05
+	done
+	t_sig=$(now_ms)
+	kill -TERM "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $(( $(now_ms) - t_sig )) -gt "$KILL_AFTER_MS" ]; then
+			# $pid is timeout's: SIGKILL its child msivm (by PID), then timeout
+			kill -KILL $(pgrep -P "$pid") "$pid" 2>/dev/null
+			break
+		fi
+		sleep 0.01
+	done
+	{ wait "$pid"; } 2>/dev/null    # (no "Killed" job notice)
+	status=$?
+	t_end=$(( $(now_ms) - t_sig ))
+	out=$(grep -v '^pci \|^  ' "$ser")
+	err=$(cat "$TMP/err")
+	echo "       $name: work done after ${t_work:-never (>${WORK_DEADLINE_MS})} ms; exit $status ${t_end} ms after SIGTERM"
+	if [ -z "$t_work" ]; then
+		fail "$name: the other device's work did not complete within ${WORK_DEADLINE_MS} ms (missing /$re/)"
+	elif [ "$status" != 143 ]; then
+		fail "$name: status $status after SIGTERM (want 143)"
+	elif [ "$t_end" -gt "$EXIT_DEADLINE_MS" ]; then
+		fail "$name: msivm took ${t_end} ms to exit after SIGTERM (want <= ${EXIT_DEADLINE_MS})"
+	else
+		pass "$name: other work done in ${t_work} ms, exit 143 in ${t_end} ms"
+	fi
+}
+
+VERIFY='^probe: blk verify ok'
+HOLD='^probe: flood holding'
+
+# rng: 256 chains x ~4 GiB of writable buffers (indirect, negotiated); blk verify on a disk.
+hostile flood-rng "^probe: flood rng .*indirect_negotiated=1|$VERIFY|$HOLD" \
+	"flood=rng blk=verify" --rng irq=msix --disk path="$TMP/verify.img"
+
+# rng-noneg: indirect descriptors without the feature: the device must need a reset.
+hostile flood-rng-noneg "needs_reset=1|$VERIFY|$HOLD" \
+	"flood=rng-noneg blk=verify" --rng irq=msix --disk path="$TMP/verify.img"
+
+# blk: the first disk's queue full of 64 MiB reads; verify on the second disk, then rng.
+hostile flood-blk "^probe: flood blk .*chains=256|$VERIFY|^probe: rng read 4096 bytes|$HOLD" \
+	"flood=blk blk=verify rng=4" --rng irq=msix --disk path="$TMP/flood.img" --disk path="$TMP/verify.img"
+
+# net: TX full of 64 KiB frames for the sink, re-posted from the interrupt hook.
+hostile flood-net "^probe: flood net .*mtu=65535|$VERIFY|^probe: rng read 4096 bytes|$HOLD" \
+	"flood=net blk=verify rng=4" --rng irq=msix --disk path="$TMP/verify.img" \
+	--net backend=peer,peer=sink,mtu=65535
+
+# console: TX full of 64 MiB buffers, re-posted; the output is a pipe drained by cat.
+cat "$TMP/con.fifo" >/dev/null &
+catpid=$!
+hostile flood-console "^probe: flood console .*chains=|$VERIFY|^probe: rng read 4096 bytes|$HOLD" \
+	"flood=console blk=verify rng=4" --rng irq=msix --disk path="$TMP/verify.img" \
+	--console out="$TMP/con.fifo"
+kill "$catpid" 2>/dev/null
+wait "$catpid" 2>/dev/null
+
+# all at once (one device each), with `exit`: the probe ends the run itself after its work.
+cat "$TMP/con.fifo" >/dev/null &
+catpid=$!
+t0=$(now_ms)
+timeout -s KILL 20 "$MSIVM" run --kernel "$PROBE" \
+	--cmdline "flood=rng,blk,net,console floodsegs=1 blk=verify exit=7 exit" \
+	--rng irq=msix --rng irq=msix --disk path="$TMP/flood.img" --disk path="$TMP/verify.img" \
+	--net backend=peer,peer=sink,mtu=65535 --console out="$TMP/con.fifo" >"$TMP/out" 2>"$TMP/err"
+status=$?
+out=$(grep -v '^pci \|^  ' "$TMP/out")
+err=$(cat "$TMP/err")
+echo "       flood-all: status $status after $(( $(now_ms) - t0 )) ms (SIGKILL at 20 s: 137)"
+kill "$catpid" 2>/dev/null
+wait "$catpid" 2>/dev/null
+expect "flood-all: every flood at once, then exit 7" 7 "$VERIFY"
+
+finish
