@@ -106,7 +106,7 @@ int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, s
 		}
 	}
 	if (!ret && !b->ops)
-		b->ops = &blk_sync_ops;
+		ret = blk_sync_init(b, err);
 	if (ret) {
 		if (b->fd >= 0)
 			close(b->fd);
@@ -117,11 +117,18 @@ int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, s
 	return 0;
 }
 
+void blk_backend_cancel(struct blk_backend *b)
+{
+	if (b->inflight && b->ops->cancel)
+		b->ops->cancel(b);
+	blk_backend_drain(b);
+}
+
 void blk_backend_close(struct blk_backend *b)
 {
 	if (!b)
 		return;
-	blk_backend_drain(b);
+	blk_backend_cancel(b);
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
 	/* Whatever the guest wrote is on stable storage when the VM ends (power

@@ -43,6 +43,8 @@ struct blk_io {
 	/* Backend state while in flight. */
 	uint64_t progress;         /* bytes already transferred */
 	unsigned stalls;           /* EINTR/EAGAIN results in a row */
+	int64_t deferred_res;      /* sync engine: -ECANCELED once a queued transfer is given up */
+	struct blk_io *next_deferred;
 };
 
 struct blk_backend;
@@ -61,6 +63,9 @@ struct blk_engine_ops {
 	/* Reports finished attempts through blk_attempt_done; with `wait`, blocks
 	 * until at least one finished. Returns how many were reported, or -errno. */
 	int (*poll)(struct blk_backend *b, bool wait);
+	/* Gives up attempts that have not started (their results come through
+	 * poll as -ECANCELED); those already running finish. Optional. */
+	void (*cancel)(struct blk_backend *b);
 	/* Releases the engine's state (nothing is in flight). */
 	void (*close)(struct blk_backend *b);
 };
@@ -98,8 +103,22 @@ int blk_engine_parse(const char *s, enum blk_engine *out);
  * a message naming the file. */
 int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, struct error *err);
 
-/* Waits for every I/O in flight (their callbacks run), then closes. NULL is a no-op. */
+/* The sync engine: each attempt is done inline, except that a read or write
+ * with more than BLK_SYNC_CHUNK bytes left is queued and done a chunk at a
+ * time, a few chunks per turn of the event loop (through event_fd), so one
+ * request of a hundred megabytes cannot hold the I/O thread. Returns 0 or
+ * -errno. */
+int blk_sync_init(struct blk_backend *b, struct error *err);
+#define BLK_SYNC_CHUNK (1u << 20)
+
+/* Cancels what has not started, waits for the rest (their callbacks run),
+ * flushes a writable image and closes. NULL is a no-op. */
 void blk_backend_close(struct blk_backend *b);
+
+/* For a device reset or the end of the VM: cancels the I/Os that have not
+ * started (they complete with -ECANCELED) and waits for the ones running, so
+ * a guest's queue of gigabytes cannot hold the I/O thread. */
+void blk_backend_cancel(struct blk_backend *b);
 
 /* Starts `io`; its callback runs exactly once, possibly before this returns
  * (sync engine, or an error), so the caller must not touch `io` afterwards

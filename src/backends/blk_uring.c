@@ -14,6 +14,7 @@
 
 #define URING_MIN_ENTRIES 8u
 #define URING_MAX_ENTRIES 4096u
+#define URING_INLINE_MAX  (1u << 20)  /* larger reads/writes go to io_uring's workers */
 
 struct uring_priv {
 	struct io_uring ring;
@@ -71,6 +72,11 @@ static int uring_start(struct blk_backend *b, struct blk_io *io, int64_t *res)
 					(off_t)io->len);
 		break;
 	}
+	/* A big buffered transfer would be copied inside io_uring_enter on the
+	 * I/O thread: hand it to io_uring's workers instead. */
+	if ((io->op == BLK_OP_READ || io->op == BLK_OP_WRITE) &&
+	    io->len - io->progress > URING_INLINE_MAX)
+		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
 	io_uring_sqe_set_data(sqe, io);
 	return 0;
 }
@@ -100,8 +106,28 @@ static int uring_poll(struct blk_backend *b, bool wait)
 		int64_t res = cqe->res;
 		io_uring_cqe_seen(&u->ring, cqe);
 		n++;
+		if (!io) { /* the cancel request itself */
+			if (b->inflight)
+				b->inflight--;
+			continue;
+		}
 		blk_attempt_done(b, io, res);
 	}
+}
+
+/* One ASYNC_CANCEL for every request of the ring: queued ones end with
+ * -ECANCELED, running ones finish (drain waits for them). */
+static void uring_cancel(struct blk_backend *b)
+{
+	struct uring_priv *u = b->priv;
+	uring_unplug(b);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	if (!sqe)
+		return;
+	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+	io_uring_sqe_set_data(sqe, NULL); /* its own completion is skipped by poll */
+	b->inflight++;
+	uring_unplug(b);
 }
 
 static void uring_close(struct blk_backend *b)
@@ -120,6 +146,7 @@ static const struct blk_engine_ops uring_ops = {
 	.start = uring_start,
 	.unplug = uring_unplug,
 	.poll = uring_poll,
+	.cancel = uring_cancel,
 	.close = uring_close,
 };
 
@@ -157,6 +184,15 @@ int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err)
 		error_set(err, ret, "io_uring_register_eventfd: %s", strerror(-ret));
 	else
 		ret = probe_ops(u, err);
+	if (!ret) {
+		/* io_uring's workers copy what does not complete inline: at most
+		 * half the host's CPUs, so a guest's flood of large requests leaves
+		 * CPU for the vCPUs and the I/O thread. */
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned max[2] = { cpus > 1 ? (unsigned)(cpus / 2) : 1u, cpus > 1 ? (unsigned)(cpus / 2) : 1u };
+		if (io_uring_register_iowq_max_workers(&u->ring, max) < 0)
+			log_debug("disk: io_uring worker limit not supported");
+	}
 	if (ret) {
 		if (efd >= 0)
 			close(efd);

@@ -182,7 +182,8 @@ static void io_done(void *cookie, int64_t result)
 	if (result < 0) {
 		if (flushing && !b->flush_error)
 			b->flush_error = (int)result;
-		log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u (type %u%s): host I/O failed: %s",
+		log_ratelimited(&b->rl, result == -ECANCELED ? LOG_DEBUG : LOG_WARN,
+				"%s q%u: request %u (type %u%s): host I/O failed: %s",
 				b->name, r->queue, r->head, r->type, r->syncing ? ", flush" : "",
 				strerror((int)-result));
 		bool dwz = r->type == VIRTIO_BLK_T_DISCARD || r->type == VIRTIO_BLK_T_WRITE_ZEROES;
@@ -397,7 +398,7 @@ static void blk_reset(void *opaque)
 {
 	struct virtio_blk *b = opaque;
 	if (b->be)
-		blk_backend_drain(b->be);
+		blk_backend_cancel(b->be); /* what has not started is dropped, the rest finishes */
 	b->flush_error = 0;
 	memset(b->starved, 0, sizeof(b->starved));
 	memset(b->pushed, 0, sizeof(b->pushed));
@@ -495,7 +496,7 @@ void virtio_blk_destroy(struct virtio_blk *b)
 {
 	rate_limiter_destroy(&b->limiter);
 	if (b->be) {
-		blk_backend_drain(b->be); /* nothing else runs now: no lock needed */
+		blk_backend_cancel(b->be); /* nothing else runs now: no lock needed */
 		if (b->io_registered)
 			evloop_del(b->loop, b->be->event_fd);
 		blk_backend_close(b->be);
