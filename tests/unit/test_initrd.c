@@ -92,6 +92,18 @@ static void test_never_below_1mib(void **state)
 	assert_int_equal(initrd_place(&gm, 15 * MiB + 300 * KiB, 0, UINT64_MAX, &a, &err), -ENOSPC);
 }
 
+/* Found by fuzz_initrd: a floor within a page of 2^64 rounded up to 0. */
+static void test_floor_near_2_64_refused(void **state)
+{
+	struct guest_mem gm;
+	struct error err;
+	uint64_t a = 7;
+	init(&gm, RAM_SIZE);
+	assert_int_equal(initrd_place(&gm, 4096, UINT64_MAX - 100, UINT64_MAX, &a, &err), -ENOSPC);
+	assert_int_equal(initrd_place(&gm, 4096, UINT64_MAX - 4095, UINT64_MAX, &a, &err), -ENOSPC);
+	assert_int_equal(a, 7);
+}
+
 static void test_pvh_extras(void **state)
 {
 	struct guest_mem gm;
@@ -129,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_exact_fit_above_floor),
 		cmocka_unit_test(test_too_big_and_empty_rejected),
 		cmocka_unit_test(test_never_below_1mib),
+		cmocka_unit_test(test_floor_near_2_64_refused),
 		cmocka_unit_test(test_pvh_extras),
 	};
 	return cmocka_run_group_tests_name("initrd", tests, NULL, NULL);

@@ -27,6 +27,9 @@ int initrd_place(const struct guest_mem *gm, uint64_t size, uint64_t floor, uint
 	/* Never below 1 MiB: boot data, the legacy area and the ACPI tables. */
 	if (floor < HIGH_MEM_START)
 		floor = HIGH_MEM_START;
+	if (floor > UINT64_MAX - PAGE_MASK)
+		return error_set(err, -ENOSPC, "initrd: the kernel ends at 0x%" PRIx64 ", no room "
+				 "above it", floor);
 	uint64_t lowest = (floor + PAGE_MASK) & ~PAGE_MASK;
 	if (size > top || ((top - size) & ~PAGE_MASK) < lowest)
 		return error_set(err, -ENOSPC,
