@@ -2,6 +2,7 @@
 #   make            build/msivm and build/guest/probe.elf
 #   make check      unit + end-to-end tests, then the same under ASan+UBSan
 #   make sanitize   build-san/msivm and the unit tests with ASan+UBSan
+#   make install    msivm, the probe guest and the manual under $(DESTDIR)$(PREFIX)
 BUILD   ?= build
 CC      ?= gcc
 VERSION := 0.1.0
@@ -72,6 +73,14 @@ bench: all
 
 clean:
 	rm -rf build build-san
+
+# msivm lab finds the probe at ../lib/msivm/probe.elf from msivm's directory.
+PREFIX ?= /usr/local
+.PHONY: install
+install: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+	install -D -m 0755 $(BUILD)/msivm $(DESTDIR)$(PREFIX)/bin/msivm
+	install -D -m 0644 $(BUILD)/guest/probe.elf $(DESTDIR)$(PREFIX)/lib/msivm/probe.elf
+	install -D -m 0644 man/msivm.1 $(DESTDIR)$(PREFIX)/share/man/man1/msivm.1
 
 include guest/guest.mk
 include tests/fuzz/fuzz.mk

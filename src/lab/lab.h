@@ -40,12 +40,19 @@ struct lab_experiment {
 	unsigned nmetrics;
 };
 
+/* Standard error kept per run (the rest is dropped and "[truncated]" noted). */
+#define LAB_STDERR_MAX (64 * 1024)
+
 /* Figures of one run: value per metric, NaN when not measured. */
 struct lab_run {
 	double v[LAB_MAX_METRICS];
-	int status;              /* exit status of the VMM process */
+	int status;              /* exit status of the VMM process (128+N: signal N) */
+	bool failed;             /* not the probe's success status, timed out, or not started */
+	double secs;             /* wall time of the run */
 	char *raw_json;          /* msivm's --stats-json text (msivm runs), malloc'd */
 	char *console;           /* the guest's console output, malloc'd */
+	char *errout;            /* the VMM's standard error, at most LAB_STDERR_MAX, malloc'd */
+	char error[256];         /* failed: one line saying why (the first line of errout) */
 };
 
 struct lab_cell {                /* one (experiment, vmm, mode) */
@@ -55,10 +62,30 @@ struct lab_cell {                /* one (experiment, vmm, mode) */
 	char skip_reason[96];
 };
 
+/* What the report says about the machine it ran on. */
+struct lab_host {
+	char kernel[128];            /* uname -r */
+	char cpu[128];               /* "model name" of /proc/cpuinfo */
+	unsigned cpus;               /* online CPUs */
+	char kvm_modules[96];        /* loaded kvm modules, e.g. "kvm kvm_intel" */
+	int kvm_api;                 /* KVM_GET_API_VERSION, -1 if the device did not answer */
+	char kvm_error[160];         /* why not, "" if it did */
+};
+
 struct lab_options {
 	const char *msivm;           /* path of the msivm binary to run */
 	const char *probe;           /* probe guest ELF */
 	const char *out_dir;
+	const char *kvm_device;      /* --kvm-device for msivm runs; NULL: msivm's default */
+	bool force;                  /* --force: replace an earlier report in out_dir */
+	int argc;                    /* the lab's command line, for the report */
+	char **argv;
+	char date[32];               /* start, UTC ISO 8601 */
+	struct lab_host host;
+	int sigfd;                   /* signalfd of SIGINT/SIGTERM/SIGHUP, -1 if none */
+	unsigned runs_planned, runs_done, runs_failed;
+	int interrupted;             /* the signal that stopped the lab early, 0 if none */
+	char stats[4096];            /* per-run --stats-json file (in $TMPDIR) */
 	unsigned runs;
 	unsigned modes;              /* bit per enum irq_mode */
 	const struct lab_experiment *exps[LAB_MAX_EXPS];
@@ -79,13 +106,23 @@ extern const struct lab_experiment lab_experiments[];
 extern const unsigned lab_nexperiments;
 
 /* `msivm lab [options]`: runs, prints progress and the table, writes JSON and
- * SVG charts. Returns the process exit status (0 ok, 125 usage/host error). */
+ * SVG charts. Returns the process exit status: 0 every run succeeded, 1 some
+ * run failed, 125 usage/host error, 128+N interrupted by signal N (a partial
+ * report is written). */
 int lab_main(int argc, char **argv);
 
-/* Runs the probe once under `vmm` in `mode` for `exp` and fills *run.
- * Returns 0, or -errno with a message (the run could not be made). */
+/* Runs the probe once under `vmm` in `mode` for `exp` and fills *run; a run
+ * that failed (including one that could not start) has run->failed and
+ * run->error set. Returns 0, or -EINTR if a signal arrived on o->sigfd during
+ * the run: it was forwarded to the VMM, *signo is set and *run is to be
+ * discarded with lab_run_free. */
 int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
-		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, struct error *err);
+		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, int *signo);
+
+void lab_run_free(struct lab_run *run);
+
+/* Fills *h (kernel, CPU, KVM modules and API version of kvm_device or /dev/kvm). */
+void lab_host_probe(struct lab_host *h, const char *kvm_device);
 
 /* Parses the guest's "probe: result <exp> key=value ..." line for `key`.
  * Returns the value or NaN. */

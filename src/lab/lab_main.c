@@ -1,6 +1,7 @@
 /* Lab driver: options, the run matrix (experiment x VMM x mode x run) with progress, then the report. */
 #include "lab/lab.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/parse.h"
@@ -18,17 +22,28 @@
 #define EXIT_USAGE 125
 
 static const char lab_usage[] =
-	"usage: msivm lab [--modes LIST] [--runs N] [--experiments LIST] [--out DIR] [--vs qemu]\n"
-	"                 [--probe FILE]\n"
+	"usage: msivm lab [--modes LIST] [--runs N] [--experiments LIST] [--out DIR] [--force]\n"
+	"                 [--vs qemu] [--probe FILE] [--kvm-device PATH]\n"
 	"  --modes LIST        interrupt modes, comma-separated (default msix,msix-shared,msi,intx)\n"
 	"  --runs N            runs per configuration, 1-32 (default 3)\n"
 	"  --experiments LIST  boot,rng,blk-randread,blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
 	"                      lat-irqfd,lat-irqfd-pin,\n"
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
 	"                      (default: all)\n"
-	"  --out DIR           report directory (default lab-out)\n"
+	"  --out DIR           report directory (default lab-out); refused if it holds an\n"
+	"                      earlier report (report.txt, report.json, *.svg)\n"
+	"  --force             remove an earlier report's files from DIR first (only those)\n"
 	"  --vs qemu           run the same guest and devices under QEMU too\n"
-	"  --probe FILE        probe guest (default: guest/probe.elf next to msivm)\n";
+	"  --probe FILE        probe guest (default: guest/probe.elf next to msivm, else\n"
+	"                      ../lib/msivm/probe.elf from msivm's directory, as installed)\n"
+	"  --kvm-device PATH   KVM device node for the msivm runs (msivm run --kvm-device)\n"
+	"\n"
+	"Progress goes to standard error: a line per run (redrawn in place on a terminal) and\n"
+	"a line per failed run with its first error line; each run's standard error is kept in\n"
+	"report.json. Scratch files live in $TMPDIR (default /tmp) and are removed on exit.\n"
+	"SIGINT/SIGTERM stop the running VMM and write a partial report.\n"
+	"Exit status: 0 every run succeeded, 1 some run failed, 125 the lab could not start\n"
+	"(bad option, unreadable probe, --out holds a report), 128+N stopped by signal N.\n";
 
 static int lab_usage_error(const char *what, const char *arg)
 {
@@ -75,6 +90,7 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 		{ "modes", required_argument, NULL, 'm' }, { "runs", required_argument, NULL, 'r' },
 		{ "experiments", required_argument, NULL, 'e' }, { "out", required_argument, NULL, 'o' },
 		{ "vs", required_argument, NULL, 'q' }, { "probe", required_argument, NULL, 'p' },
+		{ "force", no_argument, NULL, 'f' }, { "kvm-device", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
 	};
 	uint64_t v;
@@ -98,6 +114,8 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 			break;
 		case 'o': o->out_dir = optarg; break;
 		case 'p': o->probe = optarg; break;
+		case 'f': o->force = true; break;
+		case 'k': o->kvm_device = optarg; break;
 		case 'q':
 			if (strcmp(optarg, "qemu"))
 				return lab_usage_error("--vs takes 'qemu', not", optarg);
@@ -111,37 +129,243 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 	if (optind < argc)
 		return lab_usage_error("unexpected argument", argv[optind]);
 	if (!o->probe) {
+		/* Next to msivm in the build tree, or where `make install` puts it. */
 		char *dir = dirname(probe_buf); /* probe_buf holds the msivm path */
-		char tmp[4096];
-		snprintf(tmp, sizeof(tmp), "%s/guest/probe.elf", dir);
-		snprintf(probe_buf, probe_len, "%s", tmp);
+		char build[4096], installed[4096];
+		snprintf(build, sizeof(build), "%s/guest/probe.elf", dir);
+		snprintf(installed, sizeof(installed), "%s/../lib/msivm/probe.elf", dir);
+		if (access(build, R_OK) && !access(installed, R_OK))
+			snprintf(probe_buf, probe_len, "%s", installed);
+		else
+			snprintf(probe_buf, probe_len, "%s", build);
 		o->probe = probe_buf;
 	}
 	if (access(o->probe, R_OK))
-		return lab_usage_error("cannot read the probe guest", o->probe);
+		return lab_usage_error("cannot read the probe guest (see --probe)", o->probe);
 	return -1;
 }
 
-/* A sparse 64 MiB scratch image for the disk experiments. */
-static int make_disk(struct lab_options *o)
+static bool is_report_file(const char *name)
 {
-	snprintf(o->disk, sizeof(o->disk), "%s/scratch-disk.img", o->out_dir);
-	int fd = open(o->disk, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || ftruncate(fd, 64 << 20)) {
-		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", o->disk, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	size_t n = strlen(name);
+	return !strcmp(name, "report.txt") || !strcmp(name, "report.json") ||
+	       (n > 4 && !strcmp(name + n - 4, ".svg"));
+}
+
+/* Creates the report directory, or refuses one that holds an earlier report
+ * unless --force, which removes that report's files (and nothing else). */
+static int prepare_out_dir(const struct lab_options *o)
+{
+	if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", o->out_dir, strerror(errno));
+		return -1;
+	}
+	DIR *d = opendir(o->out_dir);
+	if (!d) {
+		fprintf(stderr, "msivm lab: cannot open '%s': %s\n", o->out_dir, strerror(errno));
+		return -1;
+	}
+	unsigned found = 0, removed = 0;
+	char first[256] = "";
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (!is_report_file(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue;
+		if (!found++)
+			snprintf(first, sizeof(first), "%s", de->d_name);
+		if (!o->force)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0)) {
+			fprintf(stderr, "msivm lab: cannot remove '%s/%s': %s\n", o->out_dir, de->d_name,
+				strerror(errno));
+			closedir(d);
+			return -1;
+		}
+		removed++;
+	}
+	closedir(d);
+	if (found && !o->force) {
+		fprintf(stderr,
+			"msivm lab: '%s' holds an earlier report (%s%s); choose another --out, or --force "
+			"to remove its report files (report.txt, report.json, *.svg)\n",
+			o->out_dir, first, found > 1 ? " and more" : "");
+		return -1;
+	}
+	if (removed)
+		fprintf(stderr, "msivm lab: removed %u files of an earlier report from '%s'\n", removed,
+			o->out_dir);
+	if (access(o->out_dir, W_OK | X_OK)) {
+		fprintf(stderr, "msivm lab: cannot write to '%s': %s\n", o->out_dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A scratch file in $TMPDIR (default /tmp): path filled, 0 or -1 (reported). */
+static int make_scratch(char *path, size_t len, const char *what, const char *suffix)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, len, "%s/msivm-lab-%s-XXXXXX%s", tmp && *tmp ? tmp : "/tmp", what, suffix);
+	int fd = mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "msivm lab: cannot create a scratch file '%s': %s\n", path, strerror(errno));
+		path[0] = 0;
 		return -1;
 	}
 	close(fd);
 	return 0;
 }
 
-static void progress(unsigned done, unsigned total, const char *exp, const char *vmm,
-		     const char *mode, unsigned run)
+/* A sparse 64 MiB scratch image for the disk experiments. */
+static int make_disk(struct lab_options *o)
 {
-	fprintf(stderr, "\r[%3u/%3u] %-5s %-6s %-12s run %u   ", done, total, exp, vmm, mode, run);
+	if (make_scratch(o->disk, sizeof(o->disk), "disk", ".img"))
+		return -1;
+	if (truncate(o->disk, 64 << 20)) {
+		fprintf(stderr, "msivm lab: cannot size '%s': %s\n", o->disk, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_scratch(struct lab_options *o)
+{
+	if (o->disk[0])
+		unlink(o->disk);
+	if (o->stats[0])
+		unlink(o->stats);
+	o->disk[0] = o->stats[0] = 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) are read from a
+ * signalfd between and during runs, so the lab can stop its VMM and report. */
+static int signals_setup(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	sigset_t set;
+	sigemptyset(&set);
+	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa;
+		if (!sigaction(sigs[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
+			sigaddset(&set, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* A signal that arrived between runs, or 0. */
+static int pending_signal(int sigfd)
+{
+	struct signalfd_siginfo si;
+	if (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		return (int)si.ssi_signo;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void fmt_secs(char *buf, size_t len, double secs)
+{
+	unsigned s = secs > 0 ? (unsigned)(secs + 0.5) : 0;
+	if (s >= 3600)
+		snprintf(buf, len, "%u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(buf, len, "%u:%02u", s / 60, s % 60);
+}
+
+struct progress {
+	bool tty;                 /* stderr is a terminal: one line redrawn in place */
+	bool drawn;               /* a redrawn line is on the screen */
+	uint64_t t0;
+	double run_secs;          /* sum over the finished runs */
+};
+
+static void progress_clear(struct progress *p)
+{
+	if (p->tty && p->drawn)
+		fputs("\r\033[K", stderr);
+	p->drawn = false;
+}
+
+static void progress_show(struct progress *p, const struct lab_options *o, const char *exp,
+			  const char *vmm, const char *mode, unsigned run)
+{
+	char el[16], eta[16] = "--:--";
+	fmt_secs(el, sizeof(el), (double)(mono_ns() - p->t0) / 1e9);
+	if (o->runs_done)
+		fmt_secs(eta, sizeof(eta),
+			 p->run_secs / o->runs_done * (o->runs_planned - o->runs_done));
+	if (p->tty) {
+		fprintf(stderr, "\r\033[K[%3u/%3u] %s %s %s run %u/%u  %s elapsed, ETA %s",
+			o->runs_done + 1, o->runs_planned, exp, vmm, mode, run, o->runs, el, eta);
+		p->drawn = true;
+	} else {
+		fprintf(stderr, "[%3u/%3u] %s %s %s run %u/%u (%s elapsed, ETA %s)\n", o->runs_done + 1,
+			o->runs_planned, exp, vmm, mode, run, o->runs, el, eta);
+	}
 	fflush(stderr);
+}
+
+static void free_cells(struct lab_cell (*cells)[2][LAB_MAX_MODES], unsigned nexps)
+{
+	for (unsigned e = 0; e < nexps; e++)
+		for (unsigned vmm = 0; vmm < 2; vmm++)
+			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
+				for (unsigned r = 0; r < cells[e][vmm][m].nruns; r++)
+					lab_run_free(&cells[e][vmm][m].runs[r]);
+	free(cells);
+}
+
+/* Runs the matrix; stops early when a signal arrives (o->interrupted). */
+static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES])
+{
+	struct progress p = { .tty = isatty(2), .t0 = mono_ns() };
+	const char *why;
+	for (unsigned e = 0; e < o->nexps && !o->interrupted; e++)
+		for (unsigned vmm = 0; vmm < 2 && !o->interrupted; vmm++)
+			for (unsigned m = 0; m < LAB_MAX_MODES && !o->interrupted; m++) {
+				if (!lab_cell_wanted(o, o->exps[e], vmm, m, &why))
+					continue;
+				struct lab_cell *c = &cells[e][vmm][m];
+				if (why) {
+					c->skipped = true;
+					snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", why);
+					continue;
+				}
+				const char *vname = vmm ? "qemu" : "msivm";
+				const char *mname = irq_mode_name((enum irq_mode)m);
+				for (unsigned r = 0; r < o->runs; r++) {
+					if ((o->interrupted = pending_signal(o->sigfd)))
+						break;
+					progress_show(&p, o, o->exps[e]->name, vname, mname, r + 1);
+					struct lab_run *run = &c->runs[c->nruns];
+					int signo = 0;
+					if (lab_run_once(o, o->exps[e], vmm ? LAB_QEMU : LAB_MSIVM, m, run,
+							 &signo) == -EINTR) {
+						o->interrupted = signo;
+						break;
+					}
+					c->nruns++;
+					o->runs_done++;
+					p.run_secs += run->secs;
+					if (run->failed) {
+						o->runs_failed++;
+						progress_clear(&p);
+						fprintf(stderr, "run %u/%u %s %s %s failed (status %d): %s\n",
+							o->runs_done, o->runs_planned, vname, o->exps[e]->name,
+							mname, run->status, run->error);
+					}
+				}
+			}
+	progress_clear(&p);
 }
 
 int lab_main(int argc, char **argv)
@@ -154,72 +378,63 @@ int lab_main(int argc, char **argv)
 	}
 	self[n] = 0;
 	snprintf(probe_path, sizeof(probe_path), "%s", self);
-	struct lab_options o = { .msivm = self, .out_dir = "lab-out", .runs = 3, .modes = 0xf };
+	struct lab_options o = { .msivm = self, .out_dir = "lab-out", .runs = 3, .modes = 0xf,
+				 .argc = argc, .argv = argv, .sigfd = -1 };
 	for (unsigned i = 0; i < lab_nexperiments && o.nexps < LAB_MAX_EXPS; i++)
 		o.exps[o.nexps++] = &lab_experiments[i];
 	int st = parse_options(argc, argv, &o, probe_path, sizeof(probe_path));
 	if (st >= 0)
 		return st;
-	if (mkdir(o.out_dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", o.out_dir, strerror(errno));
+	if (prepare_out_dir(&o))
 		return EXIT_USAGE;
-	}
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(o.date, sizeof(o.date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	lab_host_probe(&o.host, o.kvm_device);
 	o.tsc_hz = lab_tsc_hz();
-	o.host_cpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-	for (unsigned e = 0; e < o.nexps; e++)
-		if (o.exps[e]->dev == LAB_DEV_DISK && !o.disk[0] && make_disk(&o))
-			return EXIT_USAGE;
-
+	o.host_cpus = o.host.cpus;
 	struct lab_cell (*cells)[2][LAB_MAX_MODES] = calloc(o.nexps, sizeof(*cells));
 	if (!cells)
 		return EXIT_USAGE;
-	unsigned total = 0, done = 0;
+	/* From here on every exit goes through the end: scratch files removed. */
+	o.sigfd = signals_setup();
 	int status = 0;
+	bool disk = false;
+	for (unsigned e = 0; e < o.nexps; e++)
+		disk |= o.exps[e]->dev == LAB_DEV_DISK;
+	if (make_scratch(o.stats, sizeof(o.stats), "stats", ".json") || (disk && make_disk(&o))) {
+		status = EXIT_USAGE;
+		goto out;
+	}
 	const char *why;
 	for (unsigned e = 0; e < o.nexps; e++)
 		for (unsigned vmm = 0; vmm < 2; vmm++)
 			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
 				if (lab_cell_wanted(&o, o.exps[e], vmm, m, &why) && !why)
-					total += o.runs;
-	for (unsigned e = 0; e < o.nexps; e++)
-		for (unsigned vmm = 0; vmm < 2; vmm++)
-			for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
-				if (!lab_cell_wanted(&o, o.exps[e], vmm, m, &why))
-					continue;
-				struct lab_cell *c = &cells[e][vmm][m];
-				if (why) {
-					c->skipped = true;
-					snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", why);
-					continue;
-				}
-				for (unsigned r = 0; r < o.runs && !c->skipped; r++) {
-					progress(++done, total, o.exps[e]->name, vmm ? "qemu" : "msivm",
-						 irq_mode_name((enum irq_mode)m), r + 1);
-					struct error err = { "" };
-					int ret = lab_run_once(&o, o.exps[e], vmm ? LAB_QEMU : LAB_MSIVM, m,
-							       &c->runs[c->nruns], &err);
-					if (ret) {
-						c->skipped = true;
-						snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", err.msg);
-						total -= o.runs - r - 1;
-						break;
-					}
-					c->nruns++;
-				}
-			}
-	fprintf(stderr, "\r%*s\r", 60, "");
+					o.runs_planned += o.runs;
+	run_matrix(&o, cells);
+	remove_scratch(&o);
+	if (o.interrupted)
+		fprintf(stderr, "msivm lab: interrupted (%s) after %u/%u runs; writing a partial report\n",
+			strsignal(o.interrupted), o.runs_done, o.runs_planned);
 	struct error err = { "" };
 	if (lab_report(&o, cells, &err)) {
 		fprintf(stderr, "msivm lab: %s\n", err.msg);
 		status = EXIT_USAGE;
 	}
-	for (unsigned e = 0; e < o.nexps; e++)
-		for (unsigned vmm = 0; vmm < 2; vmm++)
-			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
-				for (unsigned r = 0; r < cells[e][vmm][m].nruns; r++) {
-					free(cells[e][vmm][m].runs[r].console);
-					free(cells[e][vmm][m].runs[r].raw_json);
-				}
-	free(cells);
+	if (o.runs_failed)
+		fprintf(stderr, "msivm lab: %u of %u runs failed (each run's error output is in %s/report.json)\n",
+			o.runs_failed, o.runs_done, o.out_dir);
+	if (o.interrupted)
+		fprintf(stderr, "msivm lab: interrupted after %u/%u runs\n", o.runs_done, o.runs_planned);
+	if (o.interrupted)
+		status = 128 + o.interrupted;
+	else if (!status && o.runs_failed)
+		status = 1;
+out:
+	remove_scratch(&o);
+	if (o.sigfd >= 0)
+		close(o.sigfd);
+	free_cells(cells, o.nexps);
 	return status;
 }

@@ -27,16 +27,16 @@ static const struct lab_metric_def boot_metrics[] = {
 static const struct lab_metric_def rng_metrics[] = { IO_METRICS("mib_s", "throughput", "MiB/s") };
 
 static const struct lab_metric_def blk_metrics[] = {
-	IO_METRICS("iops", "IOPS", ""),
-	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "", true, false },
-	{ "iops_per_cpu_s_ready", "requests per host CPU second, after ready", "", true, false },
+	IO_METRICS("iops", "IOPS", "req/s"),
+	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "req/CPU-s", true, false },
+	{ "iops_per_cpu_s_ready", "requests per host CPU second, after ready", "req/CPU-s", true, false },
 	{ "mib_s", "throughput", "MiB/s", true, false },
 	{ "lat_avg_us", "request latency, mean", "us", false, false },
 	{ "lat_p99_us", "request latency, p99", "us", false, false },
 };
 
 static const struct lab_metric_def net_metrics[] = {
-	IO_METRICS("iops", "packets per second", ""),
+	IO_METRICS("iops", "packet rate", "packets/s"),
 	{ "mib_s", "throughput", "MiB/s", true, false },
 };
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +37,129 @@ struct lab_summary lab_summarize(const struct lab_cell *c, unsigned metric)
 	return s;
 }
 
-static unsigned failed_runs(const struct lab_cell *c, enum lab_vmm vmm)
+static bool is_count(const struct lab_metric_def *md)
+{
+	return !*md->unit;
+}
+
+/* "vs intx" column: a count as the ratio of the means (x0.05), a time or a
+ * rate as the change of the mean (+12.0%); the baseline itself is "baseline". */
+static void change(char *buf, size_t len, const struct lab_metric_def *md, struct lab_summary s,
+		   struct lab_summary base, bool self)
+{
+	if (self)
+		snprintf(buf, len, "%s", s.n ? "baseline" : "-");
+	else if (!s.n || !base.n || base.mean == 0)
+		snprintf(buf, len, "-");
+	else if (is_count(md))
+		snprintf(buf, len, "x%.2f", s.mean / base.mean);
+	else
+		snprintf(buf, len, "%+.1f%%", (s.mean - base.mean) / base.mean * 100);
+}
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	default: return "a signal";
+	}
+}
+
+/* "kvm_pvm, KVM API 12" or "kvm_intel; cannot open /dev/kvm: Permission denied". */
+static void kvm_description(char *buf, size_t len, const struct lab_host *h)
+{
+	char mods[96] = "";
+	size_t k = 0;
+	char tmp[96], *save = NULL;
+	snprintf(tmp, sizeof(tmp), "%s", h->kvm_modules);
+	for (char *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if (strcmp(t, "kvm") && k < sizeof(mods))
+			k += (size_t)snprintf(mods + k, sizeof(mods) - k, "%s%s", k ? "+" : "", t);
+	if (!k)
+		snprintf(mods, sizeof(mods), "%s", *h->kvm_modules ? h->kvm_modules : "no kvm module");
+	if (h->kvm_api >= 0)
+		snprintf(buf, len, "%s, KVM API %d", mods, h->kvm_api);
+	else
+		snprintf(buf, len, "%s; %s", mods, h->kvm_error);
+}
+
+/* The command line as given, from /proc/self/cmdline (else "msivm lab ..."). */
+static json_t *argv_json(const struct lab_options *o)
+{
+	json_t *a = json_array();
+	char buf[8192];
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	if (n) {
+		buf[n] = 0;
+		for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+			json_array_append_new(a, json_string(buf + i));
+		return a;
+	}
+	json_array_append_new(a, json_string(o->msivm));
+	for (int i = 0; i < o->argc; i++)
+		json_array_append_new(a, json_string(o->argv[i]));
+	return a;
+}
+
+static void print_header(FILE *out, const struct lab_options *o)
+{
+	char kvm[256];
+	json_t *a = argv_json(o);
+	size_t i;
+	json_t *v;
+	kvm_description(kvm, sizeof(kvm), &o->host);
+	fprintf(out, "msivm lab %s, %s:", MSIVM_VERSION, o->date);
+	json_array_foreach(a, i, v)
+		fprintf(out, " %s", json_string_value(v));
+	json_decref(a);
+	fprintf(out, "\nhost: Linux %s, %s, %u CPUs, %s\n", o->host.kernel, o->host.cpu, o->host.cpus, kvm);
+	if (o->interrupted)
+		fprintf(out, "PARTIAL REPORT: interrupted by %s after %u of %u runs; configurations not "
+			     "reached show \"not run\"\n", sig_name(o->interrupted), o->runs_done,
+			o->runs_planned);
+	fprintf(out, "runs: %u of %u done, %u failed%s\n", o->runs_done, o->runs_planned,
+		o->runs_failed, o->runs_failed ? " (listed at the end; a failed run has no figures)" : "");
+	fprintf(out, "mean, median, min, max: over the successful runs of a configuration.\n"
+		     "vs intx: against the intx (legacy INTx) configuration of the same VMM: for counts\n"
+		     "  the ratio of the means (x0.05 = a twentieth of intx's), for times and rates the\n"
+		     "  change of the mean (+12.0%% = 12%% more than intx); the intx rows are the baseline.\n");
+	if (o->vs_qemu)
+		fprintf(out, "msivm/qemu: msivm's mean divided by QEMU's in the same mode "
+			     "(x0.50 = half of QEMU's).\n");
+}
+
+static void print_failures(FILE *out, const struct lab_options *o,
+			   struct lab_cell (*cells)[2][LAB_MAX_MODES])
+{
+	if (!o->runs_failed)
+		return;
+	fprintf(out, "\nFailed runs (exit status: first error line; the whole standard error is in "
+		     "report.json):\n");
+	for (unsigned e = 0; e < o->nexps; e++)
+		for (unsigned vmm = 0; vmm < 2; vmm++)
+			for (unsigned m = 0; m < LAB_MAX_MODES; m++) {
+				const struct lab_cell *c = &cells[e][vmm][m];
+				for (unsigned r = 0; r < c->nruns; r++)
+					if (c->runs[r].failed)
+						fprintf(out, "  %s %s %s run %u (status %d): %s\n",
+							o->exps[e]->name, vmm ? "qemu" : "msivm",
+							irq_mode_name((enum irq_mode)m), r + 1,
+							c->runs[r].status, c->runs[r].error);
+			}
+	fprintf(out, "%u of %u runs failed\n", o->runs_failed, o->runs_done);
+}
+
+static unsigned failed_runs(const struct lab_cell *c)
 {
 	unsigned f = 0;
 	for (unsigned r = 0; r < c->nruns; r++)
-		f += c->runs[r].status != (vmm == LAB_QEMU ? 1 : 0);
+		f += c->runs[r].failed;
 	return f;
-}
-
-/* "vs intx" column: relative change of the mean against the intx baseline. */
-static void change(char *buf, size_t len, struct lab_summary s, struct lab_summary base)
-{
-	if (!s.n || !base.n || base.mean == 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%+.1f%%", (s.mean - base.mean) / base.mean * 100);
 }
 
 static void print_table(FILE *out, const struct lab_options *o,
@@ -84,20 +193,27 @@ static void print_table(FILE *out, const struct lab_options *o,
 					}
 					struct lab_summary s = lab_summarize(c, k);
 					char chg[16], ratio[24] = "";
-					change(chg, sizeof(chg), s, base);
+					change(chg, sizeof(chg), md, s, base, m == IRQ_MODE_INTX);
 					if (o->vs_qemu && vmm == LAB_MSIVM && !md->msivm_only) {
 						struct lab_summary q = lab_summarize(&cells[e][LAB_QEMU][m], k);
-						if (q.n && s.n && q.mean != 0)
-							snprintf(ratio, sizeof(ratio), "  %10.2fx", s.mean / q.mean);
+						char r[16];
+						snprintf(r, sizeof(r), "x%.2f", q.n && s.n && q.mean != 0 ? s.mean / q.mean : 0);
+						snprintf(ratio, sizeof(ratio), "  %10s", q.n && s.n && q.mean != 0 ? r : "-");
 					}
-					unsigned f = failed_runs(c, (enum lab_vmm)vmm);
-					if (!s.n)
+					unsigned f = failed_runs(c);
+					char note[64] = "";
+					if (f)
+						snprintf(note, sizeof(note), "  (%u of %u runs failed)", f, c->nruns);
+					if (!c->nruns)
+						fprintf(out, "  %-42s %-6s %-12s %10s\n", label, vmm ? "qemu" : "msivm",
+							mode, "not run");
+					else if (!s.n)
 						fprintf(out, "  %-42s %-6s %-12s %10s%s\n", label, vmm ? "qemu" : "msivm",
-							mode, "n/a", f ? "  (runs failed)" : "");
+							mode, "n/a", note);
 					else
 						fprintf(out, "  %-42s %-6s %-12s %10.3g %10.3g %10.3g %10.3g %9s%s%s\n",
 							label, vmm ? "qemu" : "msivm", mode, s.mean, s.median,
-							s.min, s.max, chg, ratio, f ? "  (some runs failed)" : "");
+							s.min, s.max, chg, ratio, note);
 				}
 			}
 		}
@@ -106,10 +222,50 @@ static void print_table(FILE *out, const struct lab_options *o,
 
 static json_t *num(double v) { return isnan(v) ? json_null() : json_real(v); }
 
+/* A JSON string of captured output; bytes that are not UTF-8 become '?'. */
+static json_t *text(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	if (j)
+		return j;
+	char *copy = strdup(s);
+	if (!copy)
+		return json_string("");
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_string("");
+}
+
 static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 		      const char *path)
 {
-	json_t *root = json_object(), *exps = json_array();
+	json_t *root = json_object(), *exps = json_array(), *host = json_object(), *kvm = json_object();
+	char desc[256];
+	json_object_set_new(root, "version", json_string(MSIVM_VERSION));
+	json_object_set_new(root, "argv", argv_json(o));
+	json_object_set_new(root, "date", json_string(o->date));
+	json_object_set_new(host, "kernel", json_string(o->host.kernel));
+	json_object_set_new(host, "cpu", json_string(o->host.cpu));
+	json_object_set_new(host, "cpus", json_integer(o->host.cpus));
+	kvm_description(desc, sizeof(desc), &o->host);
+	json_object_set_new(kvm, "description", json_string(desc));
+	json_object_set_new(kvm, "device", json_string(o->kvm_device ? o->kvm_device : "/dev/kvm"));
+	json_object_set_new(kvm, "modules", json_string(o->host.kvm_modules));
+	json_object_set_new(kvm, "api_version", o->host.kvm_api >= 0 ? json_integer(o->host.kvm_api)
+								     : json_null());
+	if (*o->host.kvm_error)
+		json_object_set_new(kvm, "error", json_string(o->host.kvm_error));
+	json_object_set_new(host, "kvm", kvm);
+	json_object_set_new(root, "host", host);
+	json_object_set_new(root, "partial", json_boolean(o->interrupted));
+	if (o->interrupted)
+		json_object_set_new(root, "interrupted_by", json_string(sig_name(o->interrupted)));
+	json_object_set_new(root, "runs_planned", json_integer(o->runs_planned));
+	json_object_set_new(root, "runs_done", json_integer(o->runs_done));
+	json_object_set_new(root, "runs_failed", json_integer(o->runs_failed));
 	json_object_set_new(root, "runs_per_config", json_integer(o->runs));
 	json_object_set_new(root, "tsc_hz", json_real(o->tsc_hz));
 	for (unsigned e = 0; e < o->nexps; e++) {
@@ -132,13 +288,18 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 					const struct lab_run *run = &c->runs[r];
 					json_t *jr = json_object(), *fig = json_object();
 					json_object_set_new(jr, "status", json_integer(run->status));
+					json_object_set_new(jr, "failed", json_boolean(run->failed));
+					if (run->failed)
+						json_object_set_new(jr, "error", json_string(run->error));
+					json_object_set_new(jr, "seconds", json_real(run->secs));
+					json_object_set_new(jr, "stderr", text(run->errout));
 					for (unsigned k = 0; k < x->nmetrics; k++)
 						json_object_set_new(fig, x->metrics[k].key, num(run->v[k]));
 					json_object_set_new(jr, "figures", fig);
 					json_t *stats = run->raw_json ? json_loads(run->raw_json, 0, NULL) : NULL;
 					if (stats)
 						json_object_set_new(jr, "msivm_stats", stats);
-					json_object_set_new(jr, "console", json_string(run->console ? run->console : ""));
+					json_object_set_new(jr, "console", text(run->console));
 					json_array_append_new(runs, jr);
 				}
 				for (unsigned k = 0; k < x->nmetrics; k++) {
@@ -167,18 +328,27 @@ static bool is_latency(const struct lab_experiment *x)
 	return !strcmp(x->result, "latency") || !strcmp(x->result, "floor");
 }
 
-/* One chart per metric: a bar per mode (mean) with min-max whiskers, msivm and QEMU side by side. */
-static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
-		       unsigned e, unsigned k, FILE *gp)
+/* One chart per metric: a bar per mode (mean) with min-max whiskers, msivm and
+ * QEMU side by side; a configuration without figures has no bar. Returns
+ * false (nothing drawn) when no configuration has figures. */
+static bool write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
+			unsigned e, unsigned k, FILE *gp)
 {
 	const struct lab_experiment *x = o->exps[e];
 	const struct lab_metric_def *md = &x->metrics[k];
 	bool qemu = o->vs_qemu && !md->msivm_only && !x->msivm_only;
+	unsigned any = 0;
+	for (unsigned vmm = 0; vmm < (qemu ? 2u : 1u); vmm++)
+		for (unsigned m = 0; m < LAB_MAX_MODES; m++)
+			any += lab_summarize(&cells[e][vmm][m], k).n;
+	if (!any)
+		return false;
 	fprintf(gp, "set output '%s/%s-%s.svg'\n", o->out_dir, x->name, md->key);
-	fprintf(gp, "set title \"%s: %s%s%s%s\\n(mean of %u runs, whiskers min-max; %s)\"\n", x->title,
+	fprintf(gp, "set title \"%s: %s%s%s%s\\n(mean of %u runs, whiskers min-max; %s)%s\"\n", x->title,
 		md->label, *md->unit ? " [" : "", md->unit, *md->unit ? "]" : "", o->runs,
-		md->higher_is_better ? "higher is better" : "lower is better");
-	fprintf(gp, "set ylabel \"%s%s\"\n", md->label, *md->unit ? "" : " (count)");
+		md->higher_is_better ? "higher is better" : "lower is better",
+		o->interrupted ? "\\nPARTIAL: the lab was interrupted" : "");
+	fprintf(gp, "set ylabel \"%s [%s]\"\n", md->label, *md->unit ? md->unit : "count");
 	fprintf(gp, "plot '-' using 2:3:4:xtic(1) title 'msivm' lc rgb '#1f77b4'%s\n",
 		qemu ? ", '-' using 2:3:4 title 'QEMU' lc rgb '#ff7f0e'" : "");
 	for (unsigned vmm = 0; vmm < (qemu ? 2u : 1u); vmm++) {
@@ -187,14 +357,15 @@ static int write_chart(const struct lab_options *o, struct lab_cell (*cells)[2][
 			if (!lab_cell_wanted(o, x, (enum lab_vmm)vmm, m, &why))
 				continue;
 			struct lab_summary s = lab_summarize(&cells[e][vmm][m], k);
+			const char *mode = irq_mode_name((enum irq_mode)m);
 			if (s.n)
-				fprintf(gp, "%s %g %g %g\n", irq_mode_name((enum irq_mode)m), s.mean, s.min, s.max);
+				fprintf(gp, "\"%s\" %g %g %g\n", mode, s.mean, s.min, s.max);
 			else
-				fprintf(gp, "%s 0 0 0\n", irq_mode_name((enum irq_mode)m));
+				fprintf(gp, "\"%s%s\" NaN NaN NaN\n", mode, vmm ? "" : " (no data)");
 		}
 		fprintf(gp, "e\n");
 	}
-	return 0;
+	return true;
 }
 
 struct lat_row;
@@ -208,7 +379,8 @@ static int write_charts(const struct lab_options *o, struct lab_cell (*cells)[2]
 		return -ENOENT;
 	fprintf(gp, "set terminal svg size 720,420 dynamic font 'sans,12' background '#ffffff'\n"
 		    "set style data histogram\nset style histogram errorbars gap 1 lw 1.5\n"
-		    "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset key top left opaque box\n"
+		    "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+		    "set key outside below center horizontal reverse Left box\n"
 		    "set grid ytics\nset yrange [0:*]\nset xtics nomirror\n");
 	for (unsigned e = 0; e < o->nexps; e++)
 		for (unsigned k = 0; k < o->exps[e]->nmetrics && !is_latency(o->exps[e]); k++)
@@ -273,10 +445,10 @@ static void write_latency_chart(const struct lab_options *o,
 	if (!n)
 		return;
 	fprintf(gp, "set output '%s/latency.svg'\nset logscale y\nset yrange [1:*]\n"
-		    "set style histogram clustered gap 1\nset xtics rotate by -35\nset key top left\n"
+		    "set style histogram clustered gap 1\nset xtics rotate by -35\n"
 		    "set title \"Interrupt latency, device signal to guest handler (us, log scale)\\n"
-		    "floor = LAPIC self-IPI, no VMM; %u runs; skipped configurations at 1\"\n"
-		    "set ylabel 'us'\n"
+		    "floor = LAPIC self-IPI, no VMM; %u runs; skipped or failed configurations at 1\"\n"
+		    "set ylabel 'latency [us, log scale]'\n"
 		    "plot '-' using 2:xtic(1) title 'min', '-' using 2 title 'mean', "
 		    "'-' using 2 title 'p99', '-' using 2 title 'max'\n", o->out_dir, o->runs);
 	for (unsigned k = 0; k < 4; k++) {
@@ -291,16 +463,22 @@ static void write_latency_chart(const struct lab_options *o,
 int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 	       struct error *err)
 {
+	print_header(stdout, o);
 	print_table(stdout, o, cells);
 	print_latency_summary(stdout, o, cells);
+	print_failures(stdout, o, cells);
+	fflush(stdout);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/report.txt", o->out_dir);
-	FILE *f = fopen(path, "w");
-	if (f) {
-		print_table(f, o, cells);
-		print_latency_summary(f, o, cells);
-		fclose(f);
-	}
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return error_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	print_header(f, o);
+	print_table(f, o, cells);
+	print_latency_summary(f, o, cells);
+	print_failures(f, o, cells);
+	if (fclose(f))
+		return error_set(err, -EIO, "cannot write %s", path);
 	snprintf(path, sizeof(path), "%s/report.json", o->out_dir);
 	if (write_json(o, cells, path))
 		return error_set(err, -EIO, "cannot write %s", path);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +78,10 @@ static void build_msivm_argv(const struct lab_options *o, const struct lab_exper
 	arg(a, "%s", cmdline);
 	arg(a, "%s", "--stats-json");
 	arg(a, "%s", json);
+	if (o->kvm_device) {
+		arg(a, "%s", "--kvm-device");
+		arg(a, "%s", o->kvm_device);
+	}
 	if (exp->dev == LAB_DEV_DISK) {
 		snprintf(dev, sizeof(dev), "path=%s,irq=%s%s", o->disk, m, exp->dev_extra ? exp->dev_extra : "");
 		arg(a, "%s", "--disk");
@@ -139,7 +145,6 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 	return true;
 }
 
-/* Reads the child's console until EOF, noting when `ready` first appears. */
 /* CPU time (user + system, all threads) the process `pid` has used so far,
  * from /proc (clock ticks); 0 if unreadable. */
 static uint64_t proc_cpu_ns(pid_t pid)
@@ -159,48 +164,113 @@ static uint64_t proc_cpu_ns(pid_t pid)
 	return (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
 }
 
-static int capture(int fd, pid_t pid, uint64_t t0, char **console, uint64_t *ready_ns,
-		   uint64_t *ready_cpu_ns)
+/* A growing buffer of at most `max` bytes; what does not fit is read and dropped. */
+struct sink {
+	char *buf;
+	size_t len, cap, max;
+	bool truncated;
+};
+
+static int sink_read(struct sink *k, int fd)
 {
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	*ready_ns = 0;
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, 1000);
-		if (now_ns() - t0 > RUN_TIMEOUT_NS) {
-			kill(pid, SIGKILL);
-			break;
+	char scratch[4096];
+	if (k->len + 4096 + 1 > k->cap && k->cap < k->max) {
+		size_t ncap = k->cap * 2 > k->max ? k->max : k->cap * 2;
+		char *nb = realloc(k->buf, ncap);
+		if (nb) {
+			k->buf = nb;
+			k->cap = ncap;
+		}
+	}
+	size_t room = k->buf && k->cap > k->len + 1 ? k->cap - k->len - 1 : 0;
+	char *dst = room ? k->buf + k->len : scratch;
+	ssize_t n = read(fd, dst, room ? (room < 4096 ? room : 4096) : sizeof(scratch));
+	if (n < 0 && errno == EINTR)
+		return 1;
+	if (n <= 0)
+		return 0;
+	if (room) {
+		k->len += (size_t)n;
+		k->buf[k->len] = 0;
+	} else {
+		k->truncated = true;
+	}
+	return 1;
+}
+
+/* Seconds a signalled VMM has to exit before it is killed. */
+#define STOP_GRACE_NS (5ULL * 1000000000ULL)
+
+struct child {
+	pid_t pid;
+	int out, err;               /* read ends of its stdout and stderr, -1 at EOF */
+	uint64_t t0, ready_ns, ready_cpu_ns;
+	bool timed_out;
+	int signo;                  /* the signal the lab received and forwarded */
+};
+
+/* Reads the child's stdout (the console, noting when `ready` first appears)
+ * and stderr until both end; forwards signals that arrive on sigfd; kills the
+ * child after the run timeout or the stop grace. */
+static void capture(struct child *ch, int sigfd, struct sink *out, struct sink *err)
+{
+	uint64_t kill_at = ch->t0 + RUN_TIMEOUT_NS;
+	bool killed = false;
+	while (ch->out >= 0 || ch->err >= 0) {
+		struct pollfd p[3] = {
+			{ .fd = ch->out, .events = POLLIN }, { .fd = ch->err, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+		};
+		int r = poll(p, 3, 200);
+		uint64_t now = now_ns();
+		if (!killed && now >= kill_at) {
+			ch->timed_out = !ch->signo;
+			kill(ch->pid, SIGKILL);
+			killed = true;
 		}
 		if (r <= 0)
 			continue;
-		if (len + 4096 + 1 > cap && cap < CONSOLE_MAX) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
+		if (p[2].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				/* The first signal is passed on; a second one kills. */
+				if (!ch->signo) {
+					ch->signo = (int)si.ssi_signo;
+					kill(ch->pid, (int)si.ssi_signo);
+					if (kill_at > now + STOP_GRACE_NS)
+						kill_at = now + STOP_GRACE_NS;
+				} else if (!killed) {
+					kill(ch->pid, SIGKILL);
+					killed = true;
+				}
+			}
 		}
-		ssize_t n = read(fd, buf + len, cap - len - 1 < 4096 ? cap - len - 1 : 4096);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		buf[len] = 0;
-		if (!*ready_ns && strstr(buf, LAB_READY_LINE)) {
-			*ready_ns = now_ns() - t0;
-			*ready_cpu_ns = proc_cpu_ns(pid);
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!sink_read(out, ch->out)) {
+				close(ch->out);
+				ch->out = -1;
+			} else if (!ch->ready_ns && out->len && strstr(out->buf, LAB_READY_LINE)) {
+				ch->ready_ns = now_ns() - ch->t0;
+				ch->ready_cpu_ns = proc_cpu_ns(ch->pid);
+			}
+		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!sink_read(err, ch->err)) {
+				close(ch->err);
+				ch->err = -1;
+			}
 		}
 	}
-	buf[len] = 0;
-	*console = buf;
-	return 0;
+	/* Ctrl-C on a terminal reaches the VMM too, which may end before the lab
+	 * reads its own signal: the run was interrupted all the same. */
+	struct signalfd_siginfo si;
+	if (!ch->signo && sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		ch->signo = (int)si.ssi_signo;
 }
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return NULL;
 	char *s = malloc(CONSOLE_MAX + 1);
@@ -208,77 +278,174 @@ static char *slurp(const char *path)
 	fclose(f);
 	if (s)
 		s[n] = 0;
+	if (s && !n) {
+		free(s);
+		s = NULL;
+	}
 	return s;
 }
 
-/* Runs argv with stdout captured; fills the run's console and status. */
-static int spawn(const struct argv_buf *a, struct lab_run *run, uint64_t *wall, uint64_t *ready_ns,
-		 uint64_t *ready_cpu_ns,
-		 struct rusage *ru, struct error *err)
+/* The child side of spawn: never returns. */
+static void child_exec(const struct argv_buf *a, int out, int err, pid_t parent)
 {
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC))
-		return error_set(err, -errno, "pipe: %s", strerror(errno));
-	uint64_t t0 = now_ns();
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return error_set(err, -errno, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, 2);
-		execvp(a->v[0], a->v);
+	/* No VMM outlives the lab, however the lab ends. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
 		_exit(127);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int null = open("/dev/null", O_RDONLY);
+	if (null >= 0 && null != 0) {
+		dup2(null, 0);
+		close(null);
 	}
-	close(pipefd[1]);
-	capture(pipefd[0], pid, t0, &run->console, ready_ns, ready_cpu_ns);
-	close(pipefd[0]);
+	dup2(out, 1);
+	dup2(err, 2);
+	execvp(a->v[0], a->v);
+	dprintf(2, "msivm lab: cannot run %s: %s\n", a->v[0], strerror(errno));
+	_exit(127);
+}
+
+/* Runs argv with stdout and stderr captured; fills the run's console, errout and status. */
+static int spawn(const struct argv_buf *a, int sigfd, struct lab_run *run, struct child *ch,
+		 struct rusage *ru)
+{
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC))
+		return -errno;
+	if (pipe2(pe, O_CLOEXEC)) {
+		int e = -errno;
+		close(po[0]);
+		close(po[1]);
+		return e;
+	}
+	pid_t parent = getpid();
+	ch->t0 = now_ns();
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		int e = -errno;
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return e;
+	}
+	if (ch->pid == 0)
+		child_exec(a, po[1], pe[1], parent);
+	close(po[1]);
+	close(pe[1]);
+	ch->out = po[0];
+	ch->err = pe[0];
+	struct sink out = { .buf = calloc(1, 65536), .cap = 65536, .max = CONSOLE_MAX };
+	struct sink err = { .buf = calloc(1, 4096), .cap = 4096, .max = LAB_STDERR_MAX };
+	capture(ch, sigfd, &out, &err);
 	int wstatus = 0;
-	while (wait4(pid, &wstatus, 0, ru) < 0 && errno == EINTR)
+	while (wait4(ch->pid, &wstatus, 0, ru) < 0 && errno == EINTR)
 		;
-	*wall = now_ns() - t0;
+	run->secs = (double)(now_ns() - ch->t0) / 1e9;
 	run->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-	if (run->status == 127)
-		return error_set(err, -ENOENT, "cannot run %s", a->v[0]);
+	static const char trunc_note[] = "\n[truncated]\n";
+	if (err.truncated && err.len >= sizeof(trunc_note))
+		memcpy(err.buf + err.len - (sizeof(trunc_note) - 1), trunc_note, sizeof(trunc_note));
+	run->console = out.buf;
+	run->errout = err.buf;
 	return 0;
 }
 
-int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
-		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, struct error *err)
+/* The first non-empty line of s, or NULL. */
+static const char *first_line(const char *s, int *len)
 {
-	char cmdline[512], json[4200];
+	while (s && *s) {
+		size_t n = strcspn(s, "\n");
+		if (n) {
+			*len = n > 200 ? 200 : (int)n;
+			return s;
+		}
+		s += 1;
+	}
+	return NULL;
+}
+
+static void describe_failure(struct lab_run *run, const struct child *ch, int expected)
+{
+	int n = 0;
+	const char *line = first_line(run->errout, &n);
+	if (ch->timed_out)
+		snprintf(run->error, sizeof(run->error), "timed out after %llu s%s%.*s",
+			 RUN_TIMEOUT_NS / 1000000000ULL, line ? "; " : "", n, line ? line : "");
+	else if (line)
+		snprintf(run->error, sizeof(run->error), "%.*s", n, line);
+	else if (run->status > 128)
+		snprintf(run->error, sizeof(run->error), "killed by signal %d, no error output",
+			 run->status - 128);
+	else
+		snprintf(run->error, sizeof(run->error),
+			 "exit status %d instead of %d, no error output (the guest's console is in report.json)",
+			 run->status, expected);
+}
+
+void lab_run_free(struct lab_run *run)
+{
+	free(run->console);
+	free(run->raw_json);
+	free(run->errout);
+	run->console = run->raw_json = run->errout = NULL;
+}
+
+int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
+		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, int *signo)
+{
+	char cmdline[512];
+	int expected = vmm == LAB_QEMU ? 1 : 0; /* the probe's exit=0 through each debug-exit */
+	memset(run, 0, sizeof(*run));
 	snprintf(cmdline, sizeof(cmdline), "%s exit=0", exp->guest_args);
-	snprintf(json, sizeof(json), "%s/.run-stats.json", o->out_dir);
-	unlink(json);
+	if (vmm == LAB_MSIVM && truncate(o->stats, 0) && errno != ENOENT) {
+		run->failed = true;
+		run->status = -1;
+		snprintf(run->error, sizeof(run->error), "msivm lab: cannot truncate %.160s: %s", o->stats,
+			 strerror(errno));
+		return 0;
+	}
 	struct argv_buf *a = calloc(1, sizeof(*a));
-	if (!a)
-		return error_set(err, -ENOMEM, "out of memory");
+	if (!a) {
+		run->failed = true;
+		run->status = -1;
+		snprintf(run->error, sizeof(run->error), "msivm lab: out of memory");
+		return 0;
+	}
 	if (vmm == LAB_MSIVM)
-		build_msivm_argv(o, exp, mode, cmdline, json, a);
+		build_msivm_argv(o, exp, mode, cmdline, o->stats, a);
 	else
 		build_qemu_argv(o, exp, mode, cmdline, a);
-	uint64_t wall = 0, ready_ns = 0, ready_cpu_ns = 0;
+	struct child ch = { .pid = -1 };
 	struct rusage ru = { 0 };
-	run->console = NULL;
-	int ret = spawn(a, run, &wall, &ready_ns, &ready_cpu_ns, &ru, err);
+	int ret = spawn(a, o->sigfd, run, &ch, &ru);
 	free(a);
-	run->raw_json = vmm == LAB_MSIVM ? slurp(json) : NULL;
-	unlink(json);
-	if (ret)
-		return ret;
+	if (ret) {
+		run->failed = true;
+		run->status = -1;
+		snprintf(run->error, sizeof(run->error), "msivm lab: cannot start the %s process: %s",
+			 vmm == LAB_QEMU ? "QEMU" : "msivm", strerror(-ret));
+		return 0;
+	}
+	if (ch.signo) {
+		*signo = ch.signo;
+		lab_run_free(run);
+		return -EINTR;
+	}
+	run->raw_json = vmm == LAB_MSIVM ? slurp(o->stats) : NULL;
+	run->failed = ch.timed_out || run->status != expected;
+	if (run->failed)
+		describe_failure(run, &ch, expected);
 	double cpu_ns = ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {
-		.vmm = vmm, .wall_ns = (double)wall, .ready_ns = ready_ns ? (double)ready_ns : NAN,
+		.vmm = vmm, .wall_ns = run->secs * 1e9,
+		.ready_ns = ch.ready_ns ? (double)ch.ready_ns : NAN,
 		.cpu_ns = cpu_ns,
-		.cpu_after_ready_ns = ready_ns && cpu_ns > (double)ready_cpu_ns ? cpu_ns - (double)ready_cpu_ns : NAN,
+		.cpu_after_ready_ns = ch.ready_ns && cpu_ns > (double)ch.ready_cpu_ns
+					      ? cpu_ns - (double)ch.ready_cpu_ns : NAN,
 		.tsc_hz = o->tsc_hz, .console = run->console,
 		.stats_json = run->raw_json,
-		.ok = run->status == (vmm == LAB_QEMU ? 1 : 0),
+		.ok = !run->failed,
 	};
 	lab_compute_metrics(exp, &raw, run->v);
 	return 0;
