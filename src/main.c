@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "arch/x86/boot.h"
@@ -36,7 +37,9 @@ static const char usage_text[] =
 	"  --cmdline STR      kernel command line\n"
 	"  --mem SIZE         guest RAM, e.g. 256M or 1G (default 256M)\n"
 	"  --cpus N           number of vCPUs, 1-255 (default 1)\n"
-	"  --serial FILE      write COM1 output to FILE instead of standard output\n"
+	"  --serial WHERE     COM1: FILE or file=FILE (output to a file), tty (standard\n"
+	"                     output, and standard input as the guest's keyboard: raw\n"
+	"                     mode on a terminal, Ctrl-a x quits with status 130), off\n"
 	"  --pit              create the in-kernel i8254 PIT\n"
 	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X),\n"
@@ -436,7 +439,8 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	int verbosity = LOG_WARN, c;
 	const char *pins = NULL;
 	*o = (struct run_opts){
-		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1 },
+		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1,
+			.serial_in_fd = -1 },
 	};
 	cpu_policy_init(&o->vm.cpu);
 	o->vm.seccomp = seccomp_default_mode();
@@ -587,6 +591,43 @@ static int exit_status_of(const struct vm *vm)
 	}
 }
 
+/* --serial: FILE or file=FILE (output to a file), tty (standard output, and
+ * standard input in raw mode with Ctrl-a x to quit when it is a terminal),
+ * off. Returns -1 on success (with *raw and *saved set when the terminal
+ * was switched to raw mode) or an exit status. */
+static int open_serial(struct run_opts *o, struct termios *saved, bool *raw)
+{
+	const char *v = o->serial;
+	if (!v)
+		return -1;
+	if (!strcmp(v, "off")) {
+		o->vm.serial_fd = -1;
+		return -1;
+	}
+	if (!strcmp(v, "tty")) {
+		o->vm.serial_in_fd = STDIN_FILENO;
+		o->vm.serial_escape = isatty(STDIN_FILENO);
+		if (o->vm.serial_escape && !tcgetattr(STDIN_FILENO, saved)) {
+			struct termios t = *saved;
+			cfmakeraw(&t);
+			t.c_oflag |= OPOST | ONLCR; /* guest output stays readable */
+			if (!tcsetattr(STDIN_FILENO, TCSAFLUSH, &t)) {
+				*raw = true;
+				fprintf(stderr, "msivm: serial console on this terminal; Ctrl-a x quits\r\n");
+			}
+		}
+		return -1;
+	}
+	if (!strncmp(v, "file=", 5))
+		v += 5;
+	o->vm.serial_fd = open(v, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->vm.serial_fd < 0) {
+		fprintf(stderr, "msivm: cannot open serial output '%s': %s\n", v, strerror(errno));
+		return EXIT_MSIVM_ERROR;
+	}
+	return -1;
+}
+
 /* After a guest reboot the VM is built again from the same config; console
  * output files then grow instead of starting over. */
 static void keep_console_output(struct vm_config *cfg)
@@ -622,14 +663,11 @@ static int cmd_run(int argc, char **argv)
 		}
 		log_set_fd(log_fd);
 	}
-	if (o.serial) {
-		o.vm.serial_fd = open(o.serial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (o.vm.serial_fd < 0) {
-			fprintf(stderr, "msivm: cannot open serial output '%s': %s\n", o.serial,
-				strerror(errno));
-			return EXIT_MSIVM_ERROR;
-		}
-	}
+	struct termios saved_tty;
+	bool tty_raw = false;
+	int st = open_serial(&o, &saved_tty, &tty_raw);
+	if (st >= 0)
+		return st;
 	if (vm_signals_init() || seccomp_signals_init()) {
 		fprintf(stderr, "msivm: cannot set up signal handling\n");
 		return EXIT_MSIVM_ERROR;
@@ -675,8 +713,10 @@ static int cmd_run(int argc, char **argv)
 	if (status == EXIT_MSIVM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);
-	if (o.serial)
+	if (o.vm.serial_fd > 2)
 		close(o.vm.serial_fd);
+	if (tty_raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
 	if (stats_out && !stats_stdout)
 		fclose(stats_out);
 	if (log_fd >= 0)

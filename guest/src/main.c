@@ -13,6 +13,7 @@
 #include "lib.h"
 #include "mem.h"
 #include "net.h"
+#include "echo.h"
 #include "pci.h"
 #include "power.h"
 #include "smp.h"
@@ -275,6 +276,8 @@ void probe_main(const struct hvm_start_info *si)
                      want_flood ? &flood : NULL);
     if (!rc && flood_active() && !flood.exit_after)
         flood_hold();                  /* until the VMM stops the guest */
+    if (!rc)
+        rc = probe_echo(cmdline);      /* echo: serial lines back until "quit" */
     if (!rc)
         rc = probe_power(cmdline);     /* power=...: returns only if that failed */
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);

@@ -180,10 +180,14 @@ static void uart_read(void *opaque, uint64_t offset, void *data, uint32_t len)
 	struct uart8250 *u = opaque;
 	uint8_t *out = data;
 	pthread_mutex_lock(&u->lock);
+	uint32_t before = u->rx_count;
 	for (uint32_t i = 0; i < len; i++)
 		out[i] = reg_read(u, (uint32_t)(offset + i) % UART_NREGS);
 	update_irq(u);
+	bool drained = before && !u->rx_count;
 	pthread_mutex_unlock(&u->lock);
+	if (drained && u->rx_drained)
+		u->rx_drained(u->rx_opaque);
 }
 
 static void uart_write(void *opaque, uint64_t offset, const void *data, uint32_t len)
@@ -191,10 +195,14 @@ static void uart_write(void *opaque, uint64_t offset, const void *data, uint32_t
 	struct uart8250 *u = opaque;
 	const uint8_t *in = data;
 	pthread_mutex_lock(&u->lock);
+	uint32_t before = u->rx_count;
 	for (uint32_t i = 0; i < len; i++)
 		reg_write(u, (uint32_t)(offset + i) % UART_NREGS, in[i]);
 	update_irq(u);
+	bool drained = before && !u->rx_count; /* FCR cleared the receive FIFO */
 	pthread_mutex_unlock(&u->lock);
+	if (drained && u->rx_drained)
+		u->rx_drained(u->rx_opaque);
 }
 
 void uart8250_receive(struct uart8250 *u, const uint8_t *data, uint32_t len)
@@ -204,6 +212,17 @@ void uart8250_receive(struct uart8250 *u, const uint8_t *data, uint32_t len)
 		rx_push(u, data[i]);
 	update_irq(u);
 	pthread_mutex_unlock(&u->lock);
+}
+
+uint32_t uart8250_receive_some(struct uart8250 *u, const uint8_t *data, uint32_t len)
+{
+	pthread_mutex_lock(&u->lock);
+	uint32_t n = 0;
+	while (n < len && u->rx_count < UART_FIFO_SIZE)
+		rx_push(u, data[n++]);
+	update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return n;
 }
 
 const struct bus_ops uart8250_ops = {

@@ -24,6 +24,10 @@ struct uart8250 {
 	uint8_t rx[UART_FIFO_SIZE];
 	uint32_t rx_head, rx_count;
 	uint64_t tx_bytes, rx_dropped, tx_errors;
+	/* Called (no lock held, on the reading vCPU's thread) when the guest
+	 * emptied the receive FIFO, so a host input source may send more. */
+	void (*rx_drained)(void *opaque);
+	void *rx_opaque;
 };
 
 /* Resets the UART to power-on state, transmitting to `out_fd`. The fd stays
@@ -34,6 +38,10 @@ void uart8250_destroy(struct uart8250 *u);
 /* Queues bytes as if they arrived on the wire; bytes beyond the 16-byte FIFO
  * are dropped and counted. Raises the receive interrupt when enabled. */
 void uart8250_receive(struct uart8250 *u, const uint8_t *data, uint32_t len);
+
+/* Queues at most what the FIFO has room for; returns how many bytes it took
+ * (the caller keeps the rest until rx_drained). */
+uint32_t uart8250_receive_some(struct uart8250 *u, const uint8_t *data, uint32_t len);
 
 /* Register handlers for an 8-port range; register with bus_register. */
 extern const struct bus_ops uart8250_ops;

@@ -234,6 +234,12 @@ static void on_mark(void *opaque, unsigned id)
 		vm->work_end = s;
 }
 
+/* Ctrl-a x on the serial input: the operator stops the VM (status as for SIGINT). */
+static void serial_quit(void *opaque)
+{
+	vm_request_stop_reason(opaque, VM_END_SIGNAL, 130, "Ctrl-a x on the serial console");
+}
+
 static int setup_devices(struct vm *vm, struct error *err)
 {
 	int ret;
@@ -248,6 +254,10 @@ static int setup_devices(struct vm *vm, struct error *err)
 	if ((ret = uart8250_init(&vm->com1, vm->cfg.serial_fd, com1_irq)))
 		return error_set(err, ret, "cannot set up COM1");
 	vm->com1_ready = true;
+	if (vm->cfg.serial_in_fd >= 0 &&
+	    (ret = serial_input_init(&vm->serial_in, &vm->com1, vm->cfg.serial_in_fd,
+				     vm->cfg.serial_escape, &vm->loop, serial_quit, vm, err)))
+		return ret;
 	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
 	struct power_sink sink = { power_request, vm };
 	vm->pm.sink = sink;
@@ -328,8 +338,10 @@ void vm_destroy(struct vm *vm)
 		vm->vcpus = NULL;
 	}
 	pci_devices_destroy(vm);
-	if (vm->com1_ready)
+	if (vm->com1_ready) {
+		serial_input_destroy(&vm->serial_in);
 		uart8250_destroy(&vm->com1);
+	}
 	if (vm->buses_ready) {
 		bus_destroy(&vm->pio);
 		bus_destroy(&vm->mmio);

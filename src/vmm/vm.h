@@ -12,6 +12,7 @@
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
 #include "devices/lab_marker.h"
+#include "devices/serial_input.h"
 #include "devices/uart8250.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_net.h"
@@ -48,7 +49,9 @@ struct vm_config {
 	uint64_t mem_size;      /* bytes */
 	uint32_t ncpus;
 	bool pit;               /* create the in-kernel PIT */
-	int serial_fd;          /* where COM1 output goes */
+	int serial_fd;          /* where COM1 output goes (-1: nowhere) */
+	int serial_in_fd;       /* what COM1 receives (-1: nothing), e.g. the terminal */
+	bool serial_escape;     /* Ctrl-a x on serial_in_fd stops the VM */
 	struct cpu_policy cpu;  /* pinning, priority, dedicated mode, halt polling */
 	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
 	enum seccomp_mode seccomp; /* filters of the vCPU, I/O and control threads */
@@ -96,6 +99,7 @@ struct vm {
 	bool buses_ready;          /* pio/mmio initialised */
 	bool com1_ready;
 	struct uart8250 com1;
+	struct serial_input serial_in;
 	struct debug_exit dbg;
 	struct acpi_pm pm;         /* FADT sleep control/status and reset registers */
 	struct i8042 kbc;          /* reset pulse only */
