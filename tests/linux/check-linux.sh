@@ -13,7 +13,7 @@
 # nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
-# LC_MIB, LC_SEQMIB (workloads, see run-checks.sh).
+# LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
 set -uo pipefail
@@ -155,6 +155,7 @@ run_l1() { # attempt configs...
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
 	[ -n "${LC_SEQMIB:-}" ] && cmd="$cmd lc.seqmib=$LC_SEQMIB"
+	[ -n "${LC_L2EXTRA:-}" ] && cmd="$cmd lc.l2extra=$(echo "$LC_L2EXTRA" | tr ' ' '+')"
 	say "boot L1 (attempt $attempt): QEMU TCG -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"
 	show "$l1_log" <"$f" &

@@ -18,7 +18,7 @@
 #   LC_NET (10.0.2: host .2, guest .15), LC_PORT (5211: iperf3; +1..+4 the nc listeners),
 #   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
 #   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2),
-#   LC_SEQMIB (the sequential disk pattern, default LC_MIB)
+#   LC_SEQMIB (the sequential disk pattern, default LC_MIB), LC_L2EXTRA (appended to the L2 command line)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -126,7 +126,7 @@ run_config() {
 	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
 	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
 	cmdline="$cmdline lc.mtu=$BIGMTU lc.rxsum=$txsum lc.vda=$((VDA_MIB * 1048576)) lc.vdb=$((VDB_MIB * 1048576))"
-	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB lc.seqmib=$SEQMIB${extra:+ $extra}"
+	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB lc.seqmib=$SEQMIB${extra:+ $extra}${LC_L2EXTRA:+ $LC_L2EXTRA}"
 	: >"$d/serial.log"
 	: >"$d/hvc.out"
 	if [ "$vmm" = msivm ]; then
