@@ -4,7 +4,7 @@
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
 #   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,qemu] [--mode auto|direct|nested]
-#                              [--no-build]
+#                              [--no-build] [--report]
 #
 # Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), qemu (the same
@@ -14,9 +14,14 @@
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
+# --report prints the verdicts of the last run again (nothing is built or run).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
 set -uo pipefail
+
+# Everything runs from main, so that bash has read the whole file before it starts (editing the
+# script during a run cannot derail it).
+main() {
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -24,7 +29,7 @@ B=$top/build/linux
 LOGS=$B/logs
 configs=${LINUX_CHECK_CONFIGS:-msix,msi,intx,nomsi,qemu}
 mode=${LINUX_CHECK_MODE:-auto}
-build=1
+build=1 report=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--configs) configs=$2; shift ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--mode) mode=$2; shift ;;
 	--mode=*) mode=${1#*=} ;;
 	--no-build) build=0 ;;
+	--report) report=1 ;;
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "check-linux: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -48,7 +54,7 @@ say() { echo "check-linux: [$(($(date +%s) - T0))s] $*"; }
 die() { say "$*"; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (apt-get, /dev/kvm, tap devices)"
 cd "$top" || exit 1
-rm -rf "$LOGS"
+[ "$report" = 1 ] || rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
 # Stray processes and taps after Ctrl-C/SIGTERM: stop what we started (each by its pid).
@@ -85,7 +91,7 @@ newer() { # target sources...: true when target is missing or older than a sourc
 	for s in "$@"; do [ "$s" -nt "$t" ] && return 0; done
 	return 1
 }
-if [ "$build" = 1 ]; then
+if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 	[ -x build/msivm ] || { say "make"; make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }; }
 	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$here/build.sh"; then
 		say "build L2 guest (Debian cloud kernel + tests/linux/guest-init)"
@@ -178,7 +184,9 @@ run_l1() { # attempt configs...
 	rm -f "$img"
 }
 
-if [ "$mode" = direct ]; then
+if [ "$report" = 1 ]; then
+	say "report only: verdicts of the last run in $RES"
+elif [ "$mode" = direct ]; then
 	run_direct $configs
 else
 	run_l1 1 $configs
@@ -266,3 +274,7 @@ echo
 say "done: $np PASS, $nf FAIL ($mode, configurations: $configs)"
 cp "$all" "$LOGS/summary-$(date +%Y%m%d-%H%M%S).txt"
 [ "$nf" = 0 ]
+}
+
+main "$@"
+exit $?
