@@ -12,6 +12,7 @@
 #include "arch/x86/initrd.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/pvh.h"
+#include "arch/x86/reset_stub.h"
 #include "util/file.h"
 #include "vmm/vcpu.h"
 
@@ -78,8 +79,10 @@ int x86_boot(struct vm *vm, const struct x86_boot_spec *spec, struct error *err)
 	/* The tables first: a kernel may not load over them (the PVH loader
 	 * refuses such segments; a bzImage loads at 1 MiB). */
 	ret = acpi_build(&vm->mem, vm->ncpus, err);
-	if (ret >= 0) {
-		uint64_t rsdp = (uint64_t)ret;
+	uint64_t rsdp = ret >= 0 ? (uint64_t)ret : 0;
+	if (ret >= 0)
+		ret = x86_write_reset_stub(&vm->mem, err);
+	if (ret == 0) {
 		if (is_elf(&k))
 			ret = boot_pvh(vm, spec, &k, &rd, rsdp, err);
 		else if (is_bzimage(&k))

@@ -40,7 +40,13 @@
 /* ACPI tables (RSDP first) in the reserved legacy BIOS area, where a kernel
  * that is given no RSDP address finds them by scanning. */
 #define ACPI_START       0xE0000ULL
-#define ACPI_END         0x100000ULL
+#define ACPI_END         0xFF000ULL
+
+/* The real-mode reset vector F000:FFF0 (a BIOS's entry): msivm's stub there
+ * asks for a reset through the ACPI reset register, so a guest that
+ * "restarts through the BIOS" (Linux's fallback on a hardware-reduced
+ * platform without EFI) reboots instead of running into empty memory. */
+#define RESET_STUB_ADDR  0xFFFF0ULL
 
 /* Linux bzImage: the protected-mode kernel is loaded at 1 MiB; its 64-bit
  * entry point is 0x200 bytes in. */
