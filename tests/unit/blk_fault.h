@@ -126,6 +126,8 @@ static inline struct fault *fault_install(struct blk_backend *b, bool deferred)
 	if (!f)
 		return NULL;
 	f->deferred = deferred;
+	if (b->ops && b->ops->close)
+		b->ops->close(b); /* the sync engine's own state goes first */
 	if (deferred) {
 		b->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (b->event_fd < 0) {
