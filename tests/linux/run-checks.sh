@@ -69,7 +69,9 @@ config() {
 	msi) irq=msi expect=intx ;;
 	intx) irq=intx expect=intx ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
-	qemu) vmm=qemu irq= power=acpi,kbd,triple,off ;;
+	# QEMU is the reference for the checks, not for msivm's reset paths: one reboot
+	# (under TCG its fourth boot after a triple-fault reset hung once at 1 s).
+	qemu) vmm=qemu irq= power=acpi,off ;;
 	*) return 1 ;;
 	esac
 }
