@@ -136,9 +136,12 @@ run_config() {
 			--mem 1G --cpus 2 --serial "$d/serial.log" \
 			--disk "path=$vda,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
-			--console "out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot}
+			--console "out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
+			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
-		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu host -smp 2 -m 1G \
+		qcpu=host
+		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
+		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu "$qcpu" -smp 2 -m 1G \
 			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
 			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
 			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0,num-queues=1 \
