@@ -1,4 +1,4 @@
-/* virtio-console: transmitq kick -> output fd; input fd (event loop) -> staged bytes -> receiveq -> interrupt. */
+/* virtio-console: transmitq kick -> output fd; input fd (event loop) -> staged bytes -> receiveq -> interrupt; control queues. */
 #include "devices/virtio_console.h"
 
 #include <endian.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +25,9 @@
 
 static void con_config_read(void *opaque, uint32_t off, void *data, uint32_t len)
 {
+	struct virtio_console *c = opaque;
 	uint8_t cfg[VIRTIO_CONSOLE_CONFIG_SIZE];
-	uint16_t cols = htole16(VIRTIO_CONSOLE_COLS), rows = htole16(VIRTIO_CONSOLE_ROWS);
+	uint16_t cols = htole16(c->cols), rows = htole16(c->rows); /* 0 without F_SIZE */
 	uint32_t ports = htole32(1);
 	memcpy(cfg, &cols, 2);
 	memcpy(cfg + 2, &rows, 2);
@@ -220,9 +222,16 @@ static uint32_t rx_copy(struct virtio_console *c)
  * watched only while buffers wait and it has nothing to read, so without
  * buffers it rests until the guest posts one and kicks. A device-readable
  * buffer on this queue is a driver error: NEEDS_RESET. */
+static bool multiport(const struct virtio_console *c)
+{
+	return c->pci.negotiated & (1ULL << VIRTIO_CONSOLE_F_MULTIPORT);
+}
+
 static void rx_serve(struct virtio_console *c)
 {
-	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_RXQ);
+	/* Under MULTIPORT the port's buffers wait until the driver opens it. */
+	struct virtq *q = multiport(c) && !c->port_open
+				  ? NULL : virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_RXQ);
 	bool again = false, bad = false;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
 	while (q) {
@@ -265,13 +274,187 @@ static void on_input(void *opaque, uint32_t events)
 	pthread_mutex_unlock(&c->pci.lock);
 }
 
+/* ---- control queues (MULTIPORT, one port: id 0, the console) ---- */
+
+/* Queues a device -> driver message: the 8-byte header, then `extra`. A
+ * driver that makes the device answer faster than it reads loses the excess
+ * (logged): the list is bounded. */
+static void ctl_queue(struct virtio_console *c, uint16_t event, uint16_t value,
+		      const void *extra, uint32_t extra_len)
+{
+	if (c->ctl_n == VIRTIO_CONSOLE_CTRL_MAX) {
+		log_ratelimited(&c->rl, LOG_WARN, "%s: control message %u dropped: the driver "
+				"does not read its control receiveq", c->name, event);
+		return;
+	}
+	uint8_t *m = c->ctl_msg[c->ctl_n].b;
+	uint32_t id = htole32(0);
+	event = htole16(event);
+	value = htole16(value);
+	memcpy(m, &id, 4);
+	memcpy(m + 4, &event, 2);
+	memcpy(m + 6, &value, 2);
+	if (extra_len)
+		memcpy(m + 8, extra, extra_len); /* extra_len <= 4: RESIZE */
+	c->ctl_msg[c->ctl_n++].len = 8 + extra_len;
+}
+
+/* Control receiveq (lock held): one waiting message per buffer chain. A
+ * device-readable buffer, or writable room smaller than the message, is a
+ * driver error: NEEDS_RESET. */
+static void ctl_rx_serve(struct virtio_console *c)
+{
+	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_CTRL_RXQ);
+	const char *bad = NULL;
+	uint32_t sent = 0;
+	while (q && sent < c->ctl_n) {
+		if (!virtq_has_work(q)) {
+			virtq_set_notify(q, true);
+			if (!virtq_has_work(q))
+				break;
+		}
+		if (virtq_pop(q, &c->chain) != 1)
+			break;
+		const uint8_t *m = c->ctl_msg[sent].b;
+		uint32_t left = c->ctl_msg[sent].len, done = 0;
+		if (c->chain.n_out) {
+			bad = "device-readable buffer on the control receiveq";
+			break;
+		}
+		for (uint32_t i = 0; i < c->chain.n_in && done < left; i++) {
+			uint32_t n = c->chain.buf[i].len < left - done ? c->chain.buf[i].len
+								       : left - done;
+			memcpy(c->chain.buf[i].host, m + done, n);
+			done += n;
+		}
+		if (done < left) {
+			bad = "control receive buffer smaller than a control message";
+			break;
+		}
+		virtq_push(q, c->chain.head, done);
+		sent++;
+	}
+	c->ctl_n -= sent;
+	memmove(c->ctl_msg, c->ctl_msg + sent, c->ctl_n * sizeof(c->ctl_msg[0]));
+	if (q) {
+		virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_CTRL_RXQ);
+		if (bad)
+			virtio_pci_set_needs_reset(&c->pci, bad);
+	}
+}
+
+/* One driver -> device message (lock held). Returns NULL or what is wrong
+ * with it (the caller asks for a reset). */
+static const char *ctl_handle(struct virtio_console *c, const uint8_t *m)
+{
+	uint32_t id;
+	uint16_t event, value;
+	memcpy(&id, m, 4);
+	memcpy(&event, m + 4, 2);
+	memcpy(&value, m + 6, 2);
+	id = le32toh(id);
+	event = le16toh(event);
+	value = le16toh(value);
+	if (value > 1)
+		return "control message value other than 0 or 1";
+	if (event == VIRTIO_CONSOLE_DEVICE_READY) {
+		if (value)
+			ctl_queue(c, VIRTIO_CONSOLE_PORT_ADD, 0, NULL, 0);
+		else
+			log_ratelimited(&c->rl, LOG_WARN, "%s: the driver failed to set the "
+					"device up", c->name);
+		return NULL;
+	}
+	if (id != 0)
+		return "control message for a port that does not exist";
+	switch (event) {
+	case VIRTIO_CONSOLE_PORT_READY:
+		if (!value) {
+			log_ratelimited(&c->rl, LOG_WARN, "%s: the driver failed to add port 0",
+					c->name);
+			return NULL;
+		}
+		ctl_queue(c, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL, 0);
+		ctl_queue(c, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL, 0); /* the host side is open */
+		if (c->size_known) {
+			uint16_t sz[2] = { htole16(c->cols), htole16(c->rows) };
+			ctl_queue(c, VIRTIO_CONSOLE_RESIZE, 0, sz, sizeof(sz));
+		}
+		return NULL;
+	case VIRTIO_CONSOLE_PORT_OPEN:
+		c->port_open = value;
+		if (value)
+			rx_serve(c); /* input read before the open goes now */
+		else
+			rx_watch(c, false);
+		return NULL;
+	default:
+		return "control message with an event a driver may not send";
+	}
+}
+
+/* Control transmitq (lock held): each chain's readable bytes are one
+ * message of at least 8 bytes. Anything else is a driver error: NEEDS_RESET. */
+static void ctl_tx_serve(struct virtio_console *c)
+{
+	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
+	const char *bad = NULL;
+	int got = 0;
+	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
+again:
+	while (q && !bad && vbudget_left(&budget) && (got = virtq_pop(q, &c->chain)) == 1) {
+		uint8_t m[8];
+		uint32_t have = 0;
+		for (uint32_t i = 0; i < c->chain.n_out && have < sizeof(m); i++) {
+			uint32_t n = c->chain.buf[i].len < sizeof(m) - have ? c->chain.buf[i].len
+									     : sizeof(m) - have;
+			memcpy(m + have, c->chain.buf[i].host, n);
+			have += n;
+		}
+		if (c->chain.n_in)
+			bad = "device-writable buffer on the control transmitq";
+		else if (have < sizeof(m))
+			bad = "control message shorter than 8 bytes";
+		else
+			bad = ctl_handle(c, m);
+		virtq_push(q, c->chain.head, 0);
+		vbudget_charge(&budget, c->chain.out_bytes);
+	}
+	if (!q)
+		return;
+	if (!bad && !vbudget_left(&budget)) {
+		virtio_pci_queue_resume(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
+	} else if (!bad && got == 0) {
+		virtq_set_notify(q, true); /* event idx: kick me for the next message */
+		if (virtq_has_work(q))
+			goto again;
+	}
+	virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
+	if (bad)
+		virtio_pci_set_needs_reset(&c->pci, bad);
+	else
+		ctl_rx_serve(c); /* the answers */
+}
+
 /* ---- transport hooks ---- */
 
 static void con_notify(void *opaque, uint16_t qi)
 {
 	struct virtio_console *c = opaque;
-	if (qi == VIRTIO_CONSOLE_RXQ) {
+	if (qi >= VIRTIO_CONSOLE_CTRL_RXQ && !multiport(c)) {
+		log_ratelimited(&c->rl, LOG_WARN, "%s: kick of control queue %u without MULTIPORT "
+				"ignored", c->name, qi);
+		return;
+	}
+	switch (qi) {
+	case VIRTIO_CONSOLE_RXQ:
 		rx_serve(c);
+		return;
+	case VIRTIO_CONSOLE_CTRL_RXQ:
+		ctl_rx_serve(c);
+		return;
+	case VIRTIO_CONSOLE_CTRL_TXQ:
+		ctl_tx_serve(c);
 		return;
 	}
 	struct virtq *q = virtio_pci_queue(&c->pci, qi);
@@ -280,10 +463,13 @@ static void con_notify(void *opaque, uint16_t qi)
 }
 
 /* Device reset: the queues are gone, so stop reading; staged input is kept
- * for the next driver. */
+ * for the next driver, which opens the port afresh. */
 static void con_reset(void *opaque)
 {
-	rx_watch(opaque, false);
+	struct virtio_console *c = opaque;
+	rx_watch(c, false);
+	c->port_open = false;
+	c->ctl_n = 0;
 }
 
 static const struct virtio_dev_ops con_ops = {
@@ -349,10 +535,18 @@ int virtio_console_init(struct virtio_console *c, unsigned index,
 			return error_set(err, -errno, "%s: cannot make the input nonblocking: %s",
 					 c->name, strerror(errno));
 	}
+	struct winsize ws;
+	if (isatty(io->out_fd) && !ioctl(io->out_fd, TIOCGWINSZ, &ws) && ws.ws_col && ws.ws_row) {
+		c->size_known = true;
+		c->cols = ws.ws_col;
+		c->rows = ws.ws_row;
+	}
 	struct virtio_dev_info info = {
-		.name = c->name, .device_id = VIRTIO_ID_CONSOLE, .nqueues = 2,
+		.name = c->name, .device_id = VIRTIO_ID_CONSOLE, .nqueues = VIRTIO_CONSOLE_NQUEUES,
 		.queue_max = VIRTIO_CONSOLE_QUEUE_SIZE, .config_size = VIRTIO_CONSOLE_CONFIG_SIZE,
-		.pci_class = 0x078000, .features = 1ULL << VIRTIO_CONSOLE_F_SIZE,
+		.pci_class = 0x078000,
+		.features = (c->size_known ? 1ULL << VIRTIO_CONSOLE_F_SIZE : 0) |
+			    1ULL << VIRTIO_CONSOLE_F_MULTIPORT,
 	};
 	c->pci_ready = true; /* virtio_pci_destroy is safe from here on */
 	return virtio_pci_init(&c->pci, &info, &con_ops, c, cfg, mem, vm_fd, routes, loop, mmio,

@@ -1,4 +1,4 @@
-/* virtio-console: one port, transmitq -> host output fd, host input fd -> receiveq. */
+/* virtio-console: one port, transmitq -> host output fd, host input fd -> receiveq; control queues (multiport). */
 #ifndef MSIVM_DEVICES_VIRTIO_CONSOLE_H
 #define MSIVM_DEVICES_VIRTIO_CONSOLE_H
 
@@ -10,13 +10,26 @@
 #define VIRTIO_ID_CONSOLE 3
 
 /* What the device offers a driver (the guest driver relies on these). */
-#define VIRTIO_CONSOLE_F_SIZE      0     /* cols/rows in config space are valid */
+#define VIRTIO_CONSOLE_F_SIZE      0     /* cols/rows in config space are valid (out is a tty) */
+#define VIRTIO_CONSOLE_F_MULTIPORT 1     /* control queues; max_nr_ports in config */
 #define VIRTIO_CONSOLE_RXQ         0     /* receiveq0: host -> guest, device-writable buffers */
 #define VIRTIO_CONSOLE_TXQ         1     /* transmitq0: guest -> host, device-readable buffers */
+#define VIRTIO_CONSOLE_CTRL_RXQ    2     /* control receiveq (MULTIPORT): device -> driver */
+#define VIRTIO_CONSOLE_CTRL_TXQ    3     /* control transmitq (MULTIPORT): driver -> device */
+#define VIRTIO_CONSOLE_NQUEUES     4
 #define VIRTIO_CONSOLE_QUEUE_SIZE  256   /* per queue, the largest size offered */
-#define VIRTIO_CONSOLE_COLS        80
-#define VIRTIO_CONSOLE_ROWS        25
 #define VIRTIO_CONSOLE_CONFIG_SIZE 8     /* cols u16, rows u16, max_nr_ports u32 (= 1) */
+#define VIRTIO_CONSOLE_CTRL_MAX    8     /* control messages waiting for control receive buffers */
+
+/* Control message events (virtio 1.2 section 5.3.6.2). */
+#define VIRTIO_CONSOLE_DEVICE_READY 0
+#define VIRTIO_CONSOLE_PORT_ADD     1
+#define VIRTIO_CONSOLE_PORT_REMOVE  2
+#define VIRTIO_CONSOLE_PORT_READY   3
+#define VIRTIO_CONSOLE_CONSOLE_PORT 4
+#define VIRTIO_CONSOLE_RESIZE       5
+#define VIRTIO_CONSOLE_PORT_OPEN    6
+#define VIRTIO_CONSOLE_PORT_NAME    7
 #define VIRTIO_CONSOLE_RX_STAGE    4096  /* host input read ahead of the guest's buffers */
 #define VIRTIO_CONSOLE_PATH_MAX    4096
 #define VIRTIO_CONSOLE_OUT_MAX     (64ULL << 20) /* default output cap, bytes */
@@ -65,6 +78,17 @@ struct virtio_console {
 	uint32_t rx_off, rx_len;    /* unread part of rx_stage */
 	uint8_t rx_stage[VIRTIO_CONSOLE_RX_STAGE];
 
+	/* Size of the terminal out_fd is, read at init (size_known: F_SIZE offered). */
+	bool size_known;
+	uint16_t cols, rows;
+
+	/* MULTIPORT: with it negotiated, input goes to port 0 only once the
+	 * driver has opened it (PORT_OPEN 1): Linux drops what arrives on a port
+	 * it has not registered yet. Device -> driver messages wait in ctl_msg. */
+	bool port_open;
+	uint32_t ctl_n;
+	struct { uint8_t b[12]; uint32_t len; } ctl_msg[VIRTIO_CONSOLE_CTRL_MAX];
+
 	struct virtio_console_stats stats;
 	struct virtq_chain chain;   /* scratch for the chain being served */
 	struct ratelimit rl;
@@ -72,13 +96,15 @@ struct virtio_console {
 
 /* Opens the files of `o`: out_path (created, truncated unless o->append,
  * nonblocking; "" means `stdout_fd`, which is not closed) and in_path (""
- * means no input) read-only and nonblocking; sets io->out_room from
- * o->max_out less what a regular output file already holds. Returns 0 and *io, or -errno with a message naming the file. */
+ * means no input) read-only and nonblocking; sets io->out_max from
+ * o->max_out and io->out_used to what a regular output file already holds. Returns 0 and *io, or -errno with a message naming the file. */
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 			   struct virtio_console_io *io, struct error *err);
 
 /* Creates virtio-console number `index` ("con<index>") on the transport,
- * taking over `io` (see struct virtio_console_io). `loop` may be NULL
+ * taking over `io` (see struct virtio_console_io). F_SIZE is offered when
+ * io->out_fd is a terminal (its size at this call); MULTIPORT always, with
+ * one port (the console). `loop` may be NULL
  * (tests): input is then only read on kicks and handler calls. Other
  * arguments as for virtio_pci_init. Returns 0 or -errno with a message; on
  * failure the caller still calls virtio_console_destroy. */

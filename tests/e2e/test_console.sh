@@ -40,12 +40,12 @@ expect "a ninth device is refused" 125 '' 'too many devices \(at most 8\)'
 echo "stale" >"$TMP/con.out"
 rm -f "$TMP/stats.json"
 run run --kernel "$PROBE" --rng "" --console "out=$TMP/con.out,in=/dev/null" --stats --stats-json "$TMP/stats.json"
-check "console: 1af4:1043 class 078000, 2 queues, 8 config bytes, 3 MSI-X vectors" \
+check "console: 1af4:1043 class 078000, 8 config bytes, 5 MSI-X vectors (4 queues: port 0 and control)" \
 	'[ "$status" = 0 ]' \
 	'grep -q "^pci 00:02.0 1af4:1043 class 078000" <<<"$out"' \
-	'grep -q "cfg_type 2 bar 0 off 0x3000 len 0x8 mult 4" <<<"$out"' \
+	'grep -q "cfg_type 2 bar 0 off 0x3000 len 0x10 mult 4" <<<"$out"' \
 	'grep -q "cfg_type 4 bar 0 off 0x2000 len 0x8" <<<"$out"' \
-	'grep -q "msix table=bar2+0x0 pba=bar2+0x800 size 3" <<<"$out"' \
+	'grep -q "msix table=bar2+0x0 pba=bar2+0x800 size 5" <<<"$out"' \
 	'grep -q "probe: rng read 65536 bytes" <<<"$out"'
 check "console: out=FILE truncated, zero bytes each way in --stats and --stats-json" \
 	'[ -f "$TMP/con.out" ] && [ ! -s "$TMP/con.out" ]' \
@@ -55,7 +55,7 @@ check "console: out=FILE truncated, zero bytes each way in --stats and --stats-j
 	'[ "$(jqv ".devices[1].type")" = console ]' \
 	'[ "$(jqv ".devices[1].bytes_out")" = 0 ]' \
 	'[ "$(jqv ".devices[1].bytes_in")" = 0 ]' \
-	'[ "$(jqv ".devices[1].vectors | length")" = 3 ]'
+	'[ "$(jqv ".devices[1].vectors | length")" = 5 ]'
 
 run run --kernel "$PROBE" --console "irq=intx"
 check "console irq=intx: no MSI-X capability" \

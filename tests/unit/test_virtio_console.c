@@ -1,4 +1,4 @@
-/* Unit tests for virtio-console: a fake driver in fake RAM drives transmitq into a pipe and a pipe into receiveq via an event loop. */
+/* Unit tests for virtio-console: a fake driver in fake RAM drives transmitq into a pipe, a pipe into receiveq via an event loop, and the control queues. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "devices/virtio_console.h"
@@ -27,6 +28,9 @@
 #define QSIZE     16u
 #define RXQ       VIRTIO_CONSOLE_RXQ
 #define TXQ       VIRTIO_CONSOLE_TXQ
+#define CRXQ      VIRTIO_CONSOLE_CTRL_RXQ
+#define CTXQ      VIRTIO_CONSOLE_CTRL_TXQ
+#define NQ        VIRTIO_CONSOLE_NQUEUES
 #define DESC_GPA(q)  (0x1000u + 0x4000u * (q))
 #define AVAIL_GPA(q) (DESC_GPA(q) + 0x1000u)
 #define USED_GPA(q)  (DESC_GPA(q) + 0x2000u)
@@ -41,6 +45,7 @@
 #define F_VERSION_1 (1ULL << VIRTIO_F_VERSION_1)
 #define F_EVENT_IDX (1ULL << VIRTIO_F_EVENT_IDX)
 #define F_SIZE      (1ULL << VIRTIO_CONSOLE_F_SIZE)
+#define F_MULTIPORT (1ULL << VIRTIO_CONSOLE_F_MULTIPORT)
 
 struct fx {
 	struct fake_vm *vm;
@@ -48,19 +53,36 @@ struct fx {
 	struct virtio_console *con;
 	struct virtio_pci *t;
 	int out[2], in[2];         /* out: device -> test; in: test -> device */
-	uint16_t avail_idx[2];     /* the driver's next avail index per queue */
-	uint16_t next_desc[2];
+	uint16_t avail_idx[NQ];    /* the driver's next avail index per queue */
+	uint16_t next_desc[NQ];
+	uint64_t ctl_gpa[QSIZE];   /* control receive buffer per descriptor head */
+	uint16_t ctl_seen;         /* control receiveq completions looked at */
+	int pty;                   /* pty master when out is a terminal, else -1 */
 	uint32_t next_data;        /* bump allocator for buffers in DATA_GPA */
 };
 
-static int fx_new(void **state, enum irq_mode mode)
+static int fx_new(void **state, enum irq_mode mode, bool tty)
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	if (!x || !(x->vm = fake_vm_new()) || !(x->con = calloc(1, sizeof(*x->con))))
 		return -1;
+	x->pty = -1;
 	if (evloop_init(&x->loop) || pipe2(x->out, O_CLOEXEC | O_NONBLOCK) ||
 	    pipe2(x->in, O_CLOEXEC))
 		return -1;
+	if (tty) {
+		/* Output to a terminal of 132x43: its slave side replaces the pipe. */
+		x->pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (x->pty < 0 || grantpt(x->pty) || unlockpt(x->pty))
+			return -1;
+		struct winsize ws = { .ws_row = 43, .ws_col = 132 };
+		if (ioctl(x->pty, TIOCSWINSZ, &ws))
+			return -1;
+		close(x->out[1]);
+		x->out[1] = open(ptsname(x->pty), O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		if (x->out[1] < 0)
+			return -1;
+	}
 	struct virtio_console_io io = { .out_fd = x->out[1], .in_fd = x->in[0] };
 	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1 };
 	struct error err;
@@ -76,8 +98,9 @@ static int fx_new(void **state, enum irq_mode mode)
 	return 0;
 }
 
-static int setup_intx(void **state) { return fx_new(state, IRQ_MODE_INTX); }
-static int setup_msix(void **state) { return fx_new(state, IRQ_MODE_MSIX); }
+static int setup_intx(void **state) { return fx_new(state, IRQ_MODE_INTX, false); }
+static int setup_msix(void **state) { return fx_new(state, IRQ_MODE_MSIX, false); }
+static int setup_tty(void **state) { return fx_new(state, IRQ_MODE_INTX, true); }
 
 static int teardown(void **state)
 {
@@ -90,6 +113,8 @@ static int teardown(void **state)
 		if (x->in[i] >= 0)
 			close(x->in[i]);
 	}
+	if (x->pty >= 0)
+		close(x->pty);
 	evloop_destroy(&x->loop);
 	fake_vm_free(x->vm);
 	free(x);
@@ -116,8 +141,10 @@ static uint64_t device_features(struct fx *x)
 	return (uint64_t)R32(VPCI_DF) << 32 | lo;
 }
 
-/* Reset, negotiation, both queues of QSIZE with the given MSI-X vectors, DRIVER_OK. */
-static void bring_up(struct fx *x, uint64_t features, uint16_t vec_rx, uint16_t vec_tx)
+/* Reset, negotiation, `nq` queues of QSIZE (receiveq with vec_rx, the others
+ * with vec_tx), DRIVER_OK. */
+static void bring_up_n(struct fx *x, uint64_t features, uint16_t nq, uint16_t vec_rx,
+		       uint16_t vec_tx)
 {
 	W8(VPCI_STATUS, 0);
 	W8(VPCI_STATUS, ACK);
@@ -129,7 +156,7 @@ static void bring_up(struct fx *x, uint64_t features, uint16_t vec_rx, uint16_t 
 	W8(VPCI_STATUS, ACK | DRIVER | FEATURES_OK);
 	assert_int_equal(R8(VPCI_STATUS), ACK | DRIVER | FEATURES_OK);
 	W16(VPCI_MSIX_CONFIG, 0);
-	for (uint16_t q = 0; q < 2; q++) {
+	for (uint16_t q = 0; q < nq; q++) {
 		memset(x->vm->ram + DESC_GPA(q), 0, 0x3000);
 		W16(VPCI_Q_SELECT, q);
 		W16(VPCI_Q_SIZE, QSIZE);
@@ -144,6 +171,13 @@ static void bring_up(struct fx *x, uint64_t features, uint16_t vec_rx, uint16_t 
 	W8(VPCI_STATUS, ACK | DRIVER | FEATURES_OK | DRIVER_OK);
 	assert_int_equal(R8(VPCI_STATUS), ACK | DRIVER | FEATURES_OK | DRIVER_OK);
 	x->next_data = DATA_GPA;
+	x->ctl_seen = 0;
+}
+
+/* A driver without MULTIPORT: the two port queues. */
+static void bring_up(struct fx *x, uint64_t features, uint16_t vec_rx, uint16_t vec_tx)
+{
+	bring_up_n(x, features, 2, vec_rx, vec_tx);
 }
 
 /* ---- the driver's side of the rings in fake RAM ---- */
@@ -269,25 +303,26 @@ static void test_identity_queues_and_config(void **state)
 	struct fx *x = *state;
 	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_VENDOR_ID, 2), 0x1af4);
 	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_DEVICE_ID, 2), 0x1040 + VIRTIO_ID_CONSOLE);
-	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_SUBSYS_ID, 2), VIRTIO_ID_CONSOLE);
+	/* The subsystem ID is the transport's (issue 17 moves it to 0x40 + type). */
+	uint32_t subsys = pci_func_cfg_read(&x->t->func, PCI_SUBSYS_ID, 2);
+	assert_true(subsys == VIRTIO_ID_CONSOLE || subsys == 0x40 + VIRTIO_ID_CONSOLE);
 	assert_int_equal(pci_func_cfg_read(&x->t->func, 0x08, 4) >> 8, 0x078000);
-	assert_int_equal(R16(VPCI_NUM_QUEUES), 2);
+	assert_int_equal(R16(VPCI_NUM_QUEUES), 4);  /* port 0 and the control queues */
 	uint64_t f = device_features(x);
-	assert_true(f & F_SIZE);
+	assert_false(f & F_SIZE);                   /* the output is a pipe, not a terminal */
+	assert_true(f & F_MULTIPORT);
 	assert_true(f & F_VERSION_1);
-	assert_int_equal(f & 0xfffffe, 0);          /* no MULTIPORT, no EMERG_WRITE */
-	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 2), VIRTIO_CONSOLE_COLS);
-	assert_int_equal(b0r(x, VPCI_DEVICE_OFF + 2, 2), VIRTIO_CONSOLE_ROWS);
-	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 4), VIRTIO_CONSOLE_ROWS << 16 | VIRTIO_CONSOLE_COLS);
+	assert_int_equal(f & 0xfffffc, 0);          /* no EMERG_WRITE */
+	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 4), 0);         /* no size */
 	assert_int_equal(b0r(x, VPCI_DEVICE_OFF + 4, 4), 1);     /* max_nr_ports */
 	assert_int_equal(b0r(x, VPCI_DEVICE_OFF + 8, 4), 0xffffffff); /* past the end */
-	b0w(x, VPCI_DEVICE_OFF, 0x00100010, 4);                  /* read-only */
-	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 2), VIRTIO_CONSOLE_COLS);
-	/* The driver may leave F_SIZE out. */
+	b0w(x, VPCI_DEVICE_OFF + 4, 0x10, 4);                    /* read-only */
+	assert_int_equal(b0r(x, VPCI_DEVICE_OFF + 4, 4), 1);
+	/* The driver may leave MULTIPORT out and use the first two queues only. */
 	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
 	assert_true(x->t->negotiated == F_VERSION_1);
-	bring_up(x, F_VERSION_1 | F_SIZE, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
-	assert_true(x->t->negotiated == (F_VERSION_1 | F_SIZE));
+	bring_up_n(x, F_VERSION_1 | F_MULTIPORT, NQ, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	assert_true(x->t->negotiated == (F_VERSION_1 | F_MULTIPORT));
 }
 
 /* ---- transmitq ---- */
@@ -596,6 +631,201 @@ static void test_rx_reset_stops_watching(void **state)
 	assert_int_equal(used_idx(x, RXQ), 0);
 }
 
+/* ---- MULTIPORT: control queues, the port opened by the driver ---- */
+
+/* One control message from the driver on the control transmitq, and the kick. */
+static void ctl_send(struct fx *x, uint32_t id, uint16_t event, uint16_t value)
+{
+	uint8_t m[8];
+	uint32_t i = htole32(id);
+	uint16_t e = htole16(event), v = htole16(value);
+	memcpy(m, &i, 4);
+	memcpy(m + 4, &e, 2);
+	memcpy(m + 6, &v, 2);
+	struct tbuf b = { m, 8, false, 0 };
+	post(x, CTXQ, &b, 1);
+	virtio_pci_kick(x->t, CTXQ);
+}
+
+/* Posts `n` control receive buffers of `len` bytes and kicks. */
+static void ctl_post(struct fx *x, unsigned n, uint32_t len)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct tbuf b = { .len = len, .write = true };
+		uint16_t head = post(x, CRXQ, &b, 1);
+		x->ctl_gpa[head] = b.gpa;
+	}
+	virtio_pci_kick(x->t, CRXQ);
+}
+
+/* The next device -> driver control message is (id 0, event, value) of `len` bytes. */
+static void ctl_expect(struct fx *x, uint16_t event, uint16_t value, uint32_t len)
+{
+	assert_true(used_idx(x, CRXQ) > x->ctl_seen);
+	uint32_t slot = x->ctl_seen++ % QSIZE;
+	uint32_t head = ram_r32(x, USED_GPA(CRXQ) + 4 + 8 * slot);
+	assert_int_equal(ram_r32(x, USED_GPA(CRXQ) + 4 + 8 * slot + 4), len);
+	uint64_t g = x->ctl_gpa[head % QSIZE];
+	assert_int_equal(ram_r32(x, g), 0);
+	assert_int_equal(ram_r16(x, g + 4), event);
+	assert_int_equal(ram_r16(x, g + 6), value);
+}
+
+/* Linux's order: DRIVER_OK, control buffers, DEVICE_READY; PORT_ADD ->
+ * receive buffers for the port, PORT_READY; CONSOLE_PORT -> PORT_OPEN. */
+static void mp_handshake_to_open(struct fx *x, uint64_t features)
+{
+	bring_up_n(x, F_VERSION_1 | F_MULTIPORT | features, NQ, VIRTIO_NO_VECTOR,
+		   VIRTIO_NO_VECTOR);
+	ctl_post(x, 8, 64);
+	assert_int_equal(used_idx(x, CRXQ), 0);     /* the device speaks when spoken to */
+	ctl_send(x, 0xffffffff, VIRTIO_CONSOLE_DEVICE_READY, 1);
+	assert_int_equal(used_idx(x, CTXQ), 1);
+	ctl_expect(x, VIRTIO_CONSOLE_PORT_ADD, 0, 8);
+	assert_int_equal(used_idx(x, CRXQ), 1);
+}
+
+static void test_mp_input_before_the_driver_waits_for_port_open(void **state)
+{
+	struct fx *x = *state;
+	/* A line is in the input before the VM starts (issue 17). */
+	feed(x, "root\n", 5);
+	mp_handshake_to_open(x, 0);
+	/* Linux posts the port's buffers (a kick per buffer) before it has
+	 * registered the port; what arrives then it throws away. */
+	uint64_t g = post_rx(x, 64);
+	virtio_pci_kick(x->t, RXQ);
+	post_rx(x, 64);
+	virtio_pci_kick(x->t, RXQ);
+	assert_int_equal(used_idx(x, RXQ), 0);
+	assert_int_equal(x->con->rx_len, 0);        /* not even read */
+	assert_false(x->con->in_watched);
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
+	ctl_expect(x, VIRTIO_CONSOLE_CONSOLE_PORT, 1, 8);
+	ctl_expect(x, VIRTIO_CONSOLE_PORT_OPEN, 1, 8);  /* the host side is connected */
+	assert_int_equal(used_idx(x, CRXQ), 3);     /* no RESIZE: not a terminal */
+	assert_int_equal(used_idx(x, RXQ), 0);
+	/* The console port is set up: the driver opens it and the line arrives. */
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	assert_int_equal(used_idx(x, RXQ), 1);
+	assert_used(x, RXQ, 1, 0, 5);
+	assert_memory_equal(x->vm->ram + g, "root\n", 5);
+	assert_int_equal(x->con->stats.bytes_in, 5);
+	assert_true(x->con->in_watched);            /* one buffer left, the pipe empty */
+	feed(x, "ls\n", 3);
+	assert_int_equal(evloop_run_once(&x->loop, 1000), 1);
+	assert_int_equal(used_idx(x, RXQ), 2);
+	assert_used(x, RXQ, 2, 1, 3);
+	assert_int_equal(status(x) & NEEDS_RESET, 0);
+}
+
+static void test_mp_port_close_and_reset_hold_input(void **state)
+{
+	struct fx *x = *state;
+	mp_handshake_to_open(x, 0);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	post_rx(x, 4);
+	virtio_pci_kick(x->t, RXQ);
+	assert_true(x->con->in_watched);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 0); /* closed: input rests */
+	assert_false(x->con->in_watched);
+	feed(x, "abcdef", 6);
+	virtio_pci_kick(x->t, RXQ);
+	assert_int_equal(used_idx(x, RXQ), 0);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	assert_int_equal(used_idx(x, RXQ), 1);
+	assert_used(x, RXQ, 1, 0, 4);
+	assert_int_equal(x->con->rx_len, 2);        /* "ef" read, kept */
+	/* A reset forgets the open port; the staged bytes wait for the next one. */
+	W8(VPCI_STATUS, 0);
+	mp_handshake_to_open(x, 0);
+	uint64_t g = post_rx(x, 8);
+	virtio_pci_kick(x->t, RXQ);
+	assert_int_equal(used_idx(x, RXQ), 0);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	assert_int_equal(used_idx(x, RXQ), 1);
+	assert_used(x, RXQ, 1, 0, 2);
+	assert_memory_equal(x->vm->ram + g, "ef", 2);
+}
+
+static void test_mp_bad_control_messages_need_reset(void **state)
+{
+	struct fx *x = *state;
+	static const struct { uint32_t id; uint16_t event, value; } bad[] = {
+		{ 1, VIRTIO_CONSOLE_PORT_OPEN, 1 },      /* no such port */
+		{ 0, VIRTIO_CONSOLE_PORT_ADD, 1 },       /* a device -> driver event */
+		{ 0, 99, 0 },                            /* no such event */
+		{ 0, VIRTIO_CONSOLE_PORT_OPEN, 2 },      /* value not 0 or 1 */
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mp_handshake_to_open(x, 0);
+		ctl_send(x, bad[i].id, bad[i].event, bad[i].value);
+		assert_int_not_equal(status(x) & NEEDS_RESET, 0);
+		assert_false(x->con->port_open);
+	}
+	/* Shorter than a message. */
+	mp_handshake_to_open(x, 0);
+	struct tbuf s[] = { { "\0\0\0\0\6\0", 6, false, 0 } };
+	post(x, CTXQ, s, 1);
+	virtio_pci_kick(x->t, CTXQ);
+	assert_int_not_equal(status(x) & NEEDS_RESET, 0);
+	/* A writable buffer on the control transmitq. */
+	mp_handshake_to_open(x, 0);
+	struct tbuf w[] = { { NULL, 8, true, 0 } };
+	post(x, CTXQ, w, 1);
+	virtio_pci_kick(x->t, CTXQ);
+	assert_int_not_equal(status(x) & NEEDS_RESET, 0);
+	/* A control receive buffer too small for a message. */
+	bring_up_n(x, F_VERSION_1 | F_MULTIPORT, NQ, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	ctl_post(x, 1, 4);
+	ctl_send(x, 0, VIRTIO_CONSOLE_DEVICE_READY, 1);
+	assert_int_not_equal(status(x) & NEEDS_RESET, 0);
+	assert_int_equal(used_idx(x, CRXQ), 0);
+	/* Control queue kicks from a driver without MULTIPORT are ignored. */
+	bring_up_n(x, F_VERSION_1, NQ, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	ctl_post(x, 1, 64);
+	ctl_send(x, 0, VIRTIO_CONSOLE_DEVICE_READY, 1);
+	assert_int_equal(used_idx(x, CRXQ), 0);
+	assert_int_equal(used_idx(x, CTXQ), 0);
+	assert_int_equal(status(x) & NEEDS_RESET, 0);
+	/* DEVICE_READY over and over: the answers wait in a bounded list. */
+	mp_handshake_to_open(x, 0);
+	for (unsigned i = 0; i < 3 * VIRTIO_CONSOLE_CTRL_MAX; i++)
+		ctl_send(x, 0, VIRTIO_CONSOLE_DEVICE_READY, 1);
+	assert_int_equal(used_idx(x, CRXQ), 8);     /* the driver's 8 buffers */
+	assert_int_equal(x->con->ctl_n, VIRTIO_CONSOLE_CTRL_MAX);
+	assert_int_equal(status(x) & NEEDS_RESET, 0);
+}
+
+/* ---- the size of a terminal ---- */
+
+static void test_tty_size_in_config_and_resize(void **state)
+{
+	struct fx *x = *state;
+	uint64_t f = device_features(x);
+	assert_true(f & F_SIZE);
+	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 2), 132);       /* cols */
+	assert_int_equal(b0r(x, VPCI_DEVICE_OFF + 2, 2), 43);    /* rows */
+	/* MULTIPORT: the size follows CONSOLE_PORT in a RESIZE message. */
+	mp_handshake_to_open(x, F_SIZE);
+	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
+	ctl_expect(x, VIRTIO_CONSOLE_CONSOLE_PORT, 1, 8);
+	ctl_expect(x, VIRTIO_CONSOLE_PORT_OPEN, 1, 8);
+	uint64_t g = x->ctl_gpa[ram_r32(x, USED_GPA(CRXQ) + 4 + 8 * 3) % QSIZE];
+	ctl_expect(x, VIRTIO_CONSOLE_RESIZE, 0, 12);
+	assert_int_equal(ram_r16(x, g + 8), 132);   /* cols, then rows (virtio 1.2 5.3.6.2) */
+	assert_int_equal(ram_r16(x, g + 10), 43);
+	/* Output reaches the terminal. */
+	struct tbuf a[] = { { "hi", 2, false, 0 } };
+	post(x, TXQ, a, 1);
+	virtio_pci_kick(x->t, TXQ);
+	char got[8];
+	assert_int_equal(read(x->pty, got, sizeof(got)), 2);
+}
+
 /* ---- interrupts per queue under MSI-X ---- */
 
 static void msix_on(struct fx *x)
@@ -613,7 +843,7 @@ static void msix_on(struct fx *x)
 static void test_msix_each_queue_signals_its_vector(void **state)
 {
 	struct fx *x = *state;
-	assert_int_equal(x->t->msix.nvec, 3);       /* config + two queues */
+	assert_int_equal(x->t->msix.nvec, 5);       /* config + four queues */
 	msix_on(x);
 	bring_up(x, F_VERSION_1, 1, 2);
 	struct tbuf a[] = { { "out", 3, false, 0 } };
@@ -714,6 +944,11 @@ int main(void)
 		TI(test_rx_readable_buffer_needs_reset),
 		TI(test_rx_end_of_input),
 		TI(test_rx_reset_stops_watching),
+		TI(test_mp_input_before_the_driver_waits_for_port_open),
+		TI(test_mp_port_close_and_reset_hold_input),
+		TI(test_mp_bad_control_messages_need_reset),
+		cmocka_unit_test_setup_teardown(test_tty_size_in_config_and_resize, setup_tty,
+						teardown),
 		TX(test_msix_each_queue_signals_its_vector),
 		cmocka_unit_test(test_open_io),
 	};
