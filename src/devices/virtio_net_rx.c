@@ -22,6 +22,7 @@
  */
 
 #define RX_BATCH 256u   /* frames read per call before the event loop gets a turn */
+#define RX_PUBLISH 64u  /* frames placed per used->idx store (latency bound for a polling driver) */
 
 enum rx_result { RX_DONE, RX_DROPPED, RX_NO_BUFFERS, RX_BROKEN };
 
@@ -92,7 +93,7 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 			}
 			vnet_put_le16(bq->buf + 10, 1);
 			put_at(c->buf, c->n_in, 0, bq->buf, total);
-			virtq_push(q, c->head, total);
+			virtq_fill(q, c->head, total);
 			return RX_DONE;
 		}
 		uint32_t k = c->in_bytes < total - off ? c->in_bytes : total - off;
@@ -112,8 +113,10 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 	uint8_t nb[2];
 	vnet_put_le16(nb, used);
 	put_at(hdr, nhdr, 10, nb, 2);
+	/* Filled, not published: the whole frame (and the rest of the batch) becomes visible with
+	 * one used->idx store in vnet_rx_pump, never a frame whose num_buffers are not all used. */
 	for (uint16_t i = 0; i < used; i++)
-		virtq_push(q, n->rx_heads[i], n->rx_lens[i]);
+		virtq_fill(q, n->rx_heads[i], n->rx_lens[i]);
 	return RX_DONE;
 }
 
@@ -251,7 +254,7 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 	}
 	set_offloads(n, wanted_offloads(n));
 	bool pushed = false, broken = false;
-	unsigned budget = RX_BATCH;
+	unsigned budget = RX_BATCH, unpublished = 0;
 	for (;;) {
 		if (!bq->len) {
 			if (budget-- == 0)
@@ -276,6 +279,10 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 				n->stats.rx_frames++;
 				n->stats.rx_bytes += bq->len - VIRTIO_NET_HDR_LEN;
 				pushed = true;
+				if (++unpublished == RX_PUBLISH) {
+					virtq_flush(q);
+					unpublished = 0;
+				}
 			} else {
 				n->stats.drops[VNET_DROP_RX_TOO_BIG]++;
 				log_ratelimited(&n->rl, LOG_WARN, "%s: received frame of %u bytes does not "
@@ -304,6 +311,7 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 	}
 	if (!bq->stalled && !bq->dead)
 		vnet_rx_watch(n, bq, true);
+	virtq_flush(q); /* also when broken: completed frames are not lost */
 	if (pushed || broken)
 		virtio_pci_queue_done(&n->pci, qi);
 }

@@ -58,7 +58,7 @@ static void rng_notify(void *opaque, uint16_t qi)
 			if (n < r->chain.buf[i].len)
 				break; /* full, or getrandom failed */
 		}
-		virtq_push(q, r->chain.head, written);
+		virtq_fill(q, r->chain.head, written); /* published once, by queue_done below */
 		vbudget_charge(&budget, written);
 		r->bytes += written;
 		r->requests++;

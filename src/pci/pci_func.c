@@ -155,6 +155,30 @@ static bool access_ok(uint32_t offset, uint32_t len)
 	return (len == 1 || len == 2 || len == 4) && offset % len == 0 && offset <= PCI_CFG_SIZE - len;
 }
 
+static bool trapped(const struct pci_func *f, uint32_t offset, uint32_t len)
+{
+	return f->trap_len && f->ops && f->ops->config_trap &&
+	       offset < (uint32_t)f->trap_off + f->trap_len && offset + len > f->trap_off;
+}
+
+uint32_t pci_func_cfg_load(struct pci_func *f, uint32_t off, uint32_t len)
+{
+	uint32_t v = 0;
+	pthread_mutex_lock(&f->lock);
+	for (uint32_t i = 0; i < len; i++)
+		v |= (uint32_t)f->cfg[off + i] << (8 * i);
+	pthread_mutex_unlock(&f->lock);
+	return v;
+}
+
+void pci_func_cfg_store(struct pci_func *f, uint32_t off, uint32_t len, uint32_t value)
+{
+	pthread_mutex_lock(&f->lock);
+	for (uint32_t i = 0; i < len; i++)
+		f->cfg[off + i] = (uint8_t)(value >> (8 * i));
+	pthread_mutex_unlock(&f->lock);
+}
+
 uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)
 {
 	if (!access_ok(offset, len)) {
@@ -162,12 +186,9 @@ uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)
 				f->name, len, offset);
 		return len >= 4 ? 0xffffffffu : (1u << (len * 8)) - 1;
 	}
-	uint32_t v = 0;
-	pthread_mutex_lock(&f->lock);
-	for (uint32_t i = 0; i < len; i++)
-		v |= (uint32_t)f->cfg[offset + i] << (8 * i);
-	pthread_mutex_unlock(&f->lock);
-	return v;
+	if (trapped(f, offset, len))
+		f->ops->config_trap(f->opaque, false);
+	return pci_func_cfg_load(f, offset, len);
 }
 
 void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint32_t value)
@@ -191,4 +212,6 @@ void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint3
 	if (f->ops && f->ops->config_written)
 		f->ops->config_written(f->opaque, offset, len);
 	pthread_mutex_unlock(&f->lock);
+	if (trapped(f, offset, len))
+		f->ops->config_trap(f->opaque, true);
 }

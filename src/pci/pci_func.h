@@ -57,6 +57,11 @@ struct pci_func_ops {
 	 * with the function's lock held, so capability owners (MSI, MSI-X)
 	 * can pick up their registers. */
 	void (*config_written)(void *opaque, uint32_t offset, uint32_t len);
+	/* Called WITHOUT the function's lock when a guest config access overlaps the trap range
+	 * [trap_off, trap_off + trap_len): before a read (the owner may refresh those bytes with
+	 * pci_func_cfg_store), after a write landed. Lets a capability be a window onto a BAR
+	 * (virtio's PCI_CFG capability) whose handlers take other locks. */
+	void (*config_trap)(void *opaque, bool write);
 	/* Called when BAR `idx` gets mapped at `addr` or unmapped (mapped ==
 	 * false), with the function's lock held: lets the owner move what KVM
 	 * must know by address, such as ioeventfds. */
@@ -72,6 +77,7 @@ struct pci_func {
 	uint8_t w1cmask[PCI_CFG_SIZE];  /* bits a written 1 clears */
 	uint8_t cap_end;                /* next free config offset for a capability */
 	uint8_t last_cap;               /* offset of the last capability, 0 if none */
+	uint8_t trap_off, trap_len;     /* config bytes whose accesses call ops->config_trap */
 	struct pci_bar bars[PCI_NUM_BARS];
 	struct bus *mmio;
 	struct pci_window window;
@@ -112,6 +118,11 @@ int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint
  * and logged. Reads and writes take the function's lock. */
 uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len);
 void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint32_t value);
+
+/* Reads / stores `len` (<= 4) bytes of the config space under the function's lock, ignoring
+ * write masks: for owners outside the lock (config_trap). `off + len` must be <= 256. */
+uint32_t pci_func_cfg_load(struct pci_func *f, uint32_t off, uint32_t len);
+void pci_func_cfg_store(struct pci_func *f, uint32_t off, uint32_t len, uint32_t value);
 
 /* Little-endian accessors for the owner's use on f->cfg (lock held or before running). */
 static inline uint16_t pci_cfg_get16(const struct pci_func *f, uint32_t off)

@@ -15,11 +15,9 @@
 
 #define PCI_VENDOR_VIRTIO  0x1af4
 #define VIRTIO_PCI_DEVICE_BASE 0x1040
-#define VIRTIO_CAP_VNDR    0x09
-#define VIRTIO_CAP_COMMON  1
-#define VIRTIO_CAP_NOTIFY  2
-#define VIRTIO_CAP_ISR     3
-#define VIRTIO_CAP_DEVICE  4
+/* Subsystem ID of a non-transitional device: 0x40 and above (virtio 1.x 4.1.2.1), so that
+ * legacy drivers, which match subsystem IDs 1..0x3f, leave it alone. */
+#define VIRTIO_PCI_SUBSYS_BASE 0x40
 #define ISR_QUEUE          0x1
 #define ISR_CONFIG         0x2
 
@@ -73,9 +71,13 @@ static void intx_assert(struct virtio_pci *t)
 
 /* Raises one notification: to `vector` under MSI-X, else sets `isr_bit` and
  * sends MSI message `msi_idx` or asserts INTx. Never INTx while MSI or MSI-X
- * is enabled. Lock held. */
+ * is enabled. ISR_CONFIG is set under MSI-X too. Lock held. */
 static void raise_irq(struct virtio_pci *t, uint16_t vector, uint32_t msi_idx, uint8_t isr_bit)
 {
+	/* The configuration-change bit is set in every mode (4.1.4.5: before the notification);
+	 * the queue bit only where it is the notification's only cause (no MSI-X). */
+	if (isr_bit == ISR_CONFIG)
+		t->isr |= ISR_CONFIG;
 	if (msix_on(t)) {
 		if (vector == VIRTIO_NO_VECTOR)
 			t->stats.no_vector++;
@@ -99,6 +101,13 @@ void virtio_pci_set_needs_reset(struct virtio_pci *t, const char *why)
 	raise_irq(t, t->config_vector, 0, ISR_CONFIG);
 }
 
+void virtio_pci_config_changed(struct virtio_pci *t)
+{
+	t->config_generation++;
+	if ((t->status & VIRTIO_STATUS_DRIVER_OK) && !(t->status & VIRTIO_STATUS_NEEDS_RESET))
+		raise_irq(t, t->config_vector, 0, ISR_CONFIG);
+}
+
 struct virtq *virtio_pci_queue(struct virtio_pci *t, uint16_t q)
 {
 	if (q >= t->info.nqueues || !t->queues[q].enabled ||
@@ -111,6 +120,7 @@ struct virtq *virtio_pci_queue(struct virtio_pci *t, uint16_t q)
 void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 {
 	struct vpci_queue *vq = &t->queues[q];
+	virtq_flush(&vq->vq); /* what the device filled this batch becomes visible at once */
 	if (vq->vq.broken) {
 		virtio_pci_set_needs_reset(t, "malformed virtqueue");
 		return;
@@ -280,6 +290,7 @@ static void bar_moved(void *opaque, unsigned idx, bool mapped, uint64_t addr)
 
 static const struct pci_func_ops func_ops = {
 	.config_written = config_written,
+	.config_trap = vpci_cfg_cap_access,
 	.bar_moved = bar_moved,
 };
 
@@ -391,7 +402,8 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 
 	int ret = pci_func_init(&t->func, info->name, PCI_VENDOR_VIRTIO,
 				(uint16_t)(VIRTIO_PCI_DEVICE_BASE + info->device_id), info->pci_class,
-				PCI_VENDOR_VIRTIO, info->device_id, mmio, window);
+				PCI_VENDOR_VIRTIO, (uint16_t)(VIRTIO_PCI_SUBSYS_BASE + info->device_id),
+				mmio, window);
 	if (ret)
 		return error_set(err, ret, "%s: cannot create PCI function", info->name);
 	t->func.ops = &func_ops;
@@ -402,7 +414,8 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 	    (ret = add_virtio_cap(&t->func, VIRTIO_CAP_NOTIFY, VPCI_NOTIFY_OFF,
 				  info->nqueues * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT)) ||
 	    (info->config_size &&
-	     (ret = add_virtio_cap(&t->func, VIRTIO_CAP_DEVICE, VPCI_DEVICE_OFF, info->config_size, 0))))
+	     (ret = add_virtio_cap(&t->func, VIRTIO_CAP_DEVICE, VPCI_DEVICE_OFF, info->config_size, 0))) ||
+	    (ret = vpci_cfg_cap_add(t)))
 		return error_set(err, ret, "%s: cannot lay out BAR0 and its capabilities", info->name);
 	if ((ret = setup_irq_sources(t, routes, err)) || (ret = setup_queues(t, err)))
 		return ret;

@@ -70,6 +70,8 @@ struct vpci_irq_stats {
 	uint64_t kicks;           /* queue notifications handled */
 	uint64_t kicks_mmio;      /* ... of which arrived as an MMIO exit, not an ioeventfd */
 	uint64_t resumes;         /* handler stopped on its budget and rescheduled itself */
+	uint64_t cfg_window;      /* BAR accesses through the PCI_CFG capability */
+	uint64_t cfg_window_refused; /* ... refused (bad BAR, length, offset) */
 };
 
 struct virtio_pci {
@@ -97,6 +99,7 @@ struct virtio_pci {
 	uint16_t config_vector;
 	struct vpci_queue queues[VIRTIO_PCI_MAX_QUEUES];
 	uint8_t isr;
+	uint8_t cfg_cap;          /* config offset of the PCI_CFG capability */
 
 	/* INTx through an irqfd with a resample fd. */
 	uint32_t intx_gsi;
@@ -143,6 +146,11 @@ void virtio_pci_queue_resume(struct virtio_pci *t, uint16_t q);
 /* Marks the device as needing a reset (a guest error) and tells the driver
  * with a config interrupt. Lock held. */
 void virtio_pci_set_needs_reset(struct virtio_pci *t, const char *why);
+
+/* For device hooks (lock held): the device configuration changed (capacity, console size,
+ * link status): bumps config_generation and, once the driver is ready, sends the
+ * configuration-change notification (ISR bit 1 set first, in every interrupt mode). */
+void virtio_pci_config_changed(struct virtio_pci *t);
 
 /* Handles a guest kick of queue `q` as if it came through the ioeventfd
  * (used by the notify region's MMIO handler and by tests). */

@@ -27,6 +27,24 @@
 #define VPCI_Q_DEVICE_LO   0x30
 #define VPCI_Q_DEVICE_HI   0x34
 
+/* Virtio vendor capability (id 0x09) and its cfg_type values. */
+#define VIRTIO_CAP_VNDR    0x09
+#define VIRTIO_CAP_COMMON  1
+#define VIRTIO_CAP_NOTIFY  2
+#define VIRTIO_CAP_ISR     3
+#define VIRTIO_CAP_DEVICE  4
+#define VIRTIO_CAP_PCI_CFG 5
+
+/* Appends the PCI_CFG capability (before the guest runs) and makes its data bytes trap to
+ * vpci_cfg_cap_access. Returns 0 or -ENOSPC. */
+int vpci_cfg_cap_add(struct virtio_pci *t);
+
+/* pci_func config_trap hook (no lock held): performs the access the PCI_CFG capability
+ * describes on the selected BAR's handlers, a read before the guest reads pci_cfg_data, a write
+ * after it wrote it. A BAR that does not exist, a length other than 1, 2 or 4, an unaligned or
+ * out-of-range offset is refused with a log line (a read then sees zeros). */
+void vpci_cfg_cap_access(void *opaque, bool write);
+
 /* Features the transport offers on top of the device's. */
 uint64_t vpci_offered_features(const struct virtio_pci *t);
 

@@ -285,7 +285,7 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 	return 1;
 }
 
-void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
+void virtq_fill(struct virtq *q, uint16_t head, uint32_t written)
 {
 	if (q->size == 0)
 		return;
@@ -294,19 +294,34 @@ void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
 	store32_relaxed(elem, head);
 	store32_relaxed(elem + 4, written);
 	q->used_idx++;
-	/* Release: the driver that sees the new index also sees the element. */
-	store16_release(q->used_host + USED_IDX, q->used_idx);
 	q->pushed++;
+}
+
+void virtq_flush(struct virtq *q)
+{
+	if (q->size == 0 || q->published_idx == q->used_idx)
+		return;
+	/* Release: the driver that sees the new index also sees the elements. */
+	store16_release(q->used_host + USED_IDX, q->used_idx);
+	q->published_idx = q->used_idx;
+	q->publishes++;
 	/* After 2^15 pushes without a check, signalled_used no longer says
 	 * whether it lies behind or ahead of used_idx: notify next time. */
 	if ((int16_t)(uint16_t)(q->used_idx - q->signalled_used) <= 0)
 		q->signalled_used_valid = false;
 }
 
+void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
+{
+	virtq_fill(q, head, written);
+	virtq_flush(q);
+}
+
 bool virtq_should_notify(struct virtq *q)
 {
 	if (q->size == 0)
 		return false;
+	virtq_flush(q);
 	/* Our used->idx store must be visible before we read the driver's
 	 * suppression fields, or both sides may decide not to signal. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

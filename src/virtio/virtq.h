@@ -45,11 +45,13 @@ struct virtq {
 	bool event_idx;
 	bool indirect;                  /* VIRTIO_F_INDIRECT_DESC negotiated (false after init) */
 	uint16_t last_avail;            /* next avail ring slot to consume */
-	uint16_t used_idx;              /* shadow of used->idx */
+	uint16_t used_idx;              /* next used element to fill (shadow of used->idx + unpublished) */
+	uint16_t published_idx;         /* the value last stored to used->idx */
 	uint16_t signalled_used; bool signalled_used_valid;
 	bool broken;                    /* a malformed value was seen: device must go to NEEDS_RESET */
 	struct ratelimit rl;
 	uint64_t popped, pushed;        /* counters */
+	uint64_t publishes;             /* used->idx stores: pushed / publishes = chains per batch */
 	/* Host views of the three rings, from gm_ptr at init (RAM never moves). */
 	uint8_t *desc_host, *avail_host, *used_host;
 };
@@ -72,11 +74,20 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, const char *name, u
  * consumed. The host pointers alias memory the guest can change at any time: copy before validating. */
 int virtq_pop(struct virtq *q, struct virtq_chain *c);
 
-/* Returns a chain to the driver with `written` bytes written; publishes the used element before the index (release order).
- * `head` must come from virtq_pop and `written` must not exceed that chain's in_bytes (the caller's duty). */
+/* Fills the next used element with (head, written) without publishing it: the driver sees it
+ * only at the next virtq_flush. A batch of fills (all buffers of one frame, or all completions of
+ * one wake-up) thus becomes visible with a single used->idx store. `head` must come from
+ * virtq_pop and `written` must not exceed that chain's in_bytes (the caller's duty). */
+void virtq_fill(struct virtq *q, uint16_t head, uint32_t written);
+
+/* Publishes every element filled since the last flush with one release store of used->idx
+ * (elements before index). No-op when nothing is pending. */
+void virtq_flush(struct virtq *q);
+
+/* virtq_fill + virtq_flush: returns one chain to the driver at once. */
 void virtq_push(struct virtq *q, uint16_t head, uint32_t written);
 
-/* After pushes: true if the driver wants an interrupt now (VIRTQ_AVAIL_F_NO_INTERRUPT, or with event_idx the used_event rule with a wrap-safe comparison). Updates signalled_used. */
+/* After pushes: flushes, then true if the driver wants an interrupt now (VIRTQ_AVAIL_F_NO_INTERRUPT, or with event_idx the used_event rule with a wrap-safe comparison). Updates signalled_used. */
 bool virtq_should_notify(struct virtq *q);
 
 /* Enables or disables driver->device notifications (used->flags VIRTQ_USED_F_NO_NOTIFY, or with event_idx writes avail_event = the current avail index, so the next chain added kicks even while earlier ones wait unused).

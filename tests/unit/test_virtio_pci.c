@@ -291,7 +291,8 @@ static void test_pci_identity_and_virtio_capabilities(void **state)
 	struct fx *x = *state;
 	assert_int_equal(cfg(x, PCI_VENDOR_ID, 2), 0x1af4);
 	assert_int_equal(cfg(x, PCI_DEVICE_ID, 2), 0x1040 + VIRTIO_ID_RNG);
-	assert_int_equal(cfg(x, PCI_SUBSYS_ID, 2), VIRTIO_ID_RNG);
+	assert_int_equal(cfg(x, PCI_SUBSYS_ID, 2), 0x40 + VIRTIO_ID_RNG); /* non-transitional: >= 0x40 */
+	assert_int_equal(cfg(x, PCI_SUBSYS_VENDOR, 2), 0x1af4);
 	assert_int_equal(cfg(x, 0x08, 4) >> 8, 0x00ff00);
 	assert_int_equal(cfg(x, PCI_INT_PIN, 1), 1);
 	assert_int_equal(cfg(x, PCI_BAR0, 4) & 0xf, PCI_BAR_MEM64);
@@ -1080,6 +1081,86 @@ static void test_malformed_chain_needs_reset_msix(void **state)
 	assert_int_equal(msix_fired(x, 0), 1);          /* config vector */
 	assert_int_equal(msix_fired(x, 1), 0);
 	assert_int_equal(intx_fired(x), 0);
+	/* The configuration-change ISR bit is set under MSI-X too (4.1.4.5). */
+	assert_int_equal(b0r(x, VPCI_ISR_OFF, 1), 0x2);
+}
+
+/* A device configuration change: generation moves, ISR bit 1 set, config vector (MSI-X) or
+ * INTx raised; nothing is sent before DRIVER_OK. */
+static void test_config_change_notifies(void **state)
+{
+	struct fx *x = *state;
+	bool msix = x->mode == IRQ_MODE_MSIX;
+	uint8_t gen = (uint8_t)R8(VPCI_CFG_GEN);
+	pthread_mutex_lock(&x->t->lock);
+	virtio_pci_config_changed(x->t);                /* before the driver is ready */
+	pthread_mutex_unlock(&x->t->lock);
+	assert_int_equal((uint8_t)R8(VPCI_CFG_GEN), (uint8_t)(gen + 1));
+	assert_int_equal(intx_fired(x), 0);
+	if (msix)
+		msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	pthread_mutex_lock(&x->t->lock);
+	virtio_pci_config_changed(x->t);
+	pthread_mutex_unlock(&x->t->lock);
+	assert_int_equal((uint8_t)R8(VPCI_CFG_GEN), (uint8_t)(gen + 2));
+	if (msix) {
+		assert_int_equal(msix_fired(x, 0), 1);
+		assert_int_equal(msix_fired(x, 1), 0);
+		assert_int_equal(intx_fired(x), 0);
+	} else {
+		assert_int_equal(intx_fired(x), 1);
+	}
+	assert_int_equal(b0r(x, VPCI_ISR_OFF, 1), 0x2);
+	assert_int_equal(b0r(x, VPCI_ISR_OFF, 1), 0);
+}
+
+/* ---- the PCI_CFG capability: a config-space window onto the BARs ---- */
+
+static void cfg_w(struct fx *x, uint32_t off, uint32_t len, uint32_t v)
+{
+	pci_func_cfg_write(&x->t->func, off, len, v);
+}
+
+static void test_pci_cfg_window(void **state)
+{
+	struct fx *x = *state;
+	uint32_t c = find_cap(x, 0x09, 5);
+	assert_int_not_equal(c, 0);
+	assert_int_equal(cfg(x, c + 2, 1), 20);
+	/* Read num_queues (common config, 2 bytes at 0x12 of BAR0) through the window. */
+	cfg_w(x, c + 4, 1, 0);
+	cfg_w(x, c + 8, 4, VPCI_COMMON_OFF + VPCI_NUM_QUEUES);
+	cfg_w(x, c + 12, 4, 2);
+	assert_int_equal(cfg(x, c + 16, 2), 1);
+	/* Write the status register through it; the BAR sees it. */
+	cfg_w(x, c + 8, 4, VPCI_COMMON_OFF + VPCI_STATUS);
+	cfg_w(x, c + 12, 4, 1);
+	cfg_w(x, c + 16, 1, 1);                          /* ACKNOWLEDGE */
+	assert_int_equal(R8(VPCI_STATUS), 1);
+	assert_int_equal(cfg(x, c + 16, 1), 1);
+	/* A 4-byte read of device_feature (select 0): the low feature word. */
+	uint32_t lo = (uint32_t)device_features(x);
+	W32(VPCI_DFSELECT, 0);
+	cfg_w(x, c + 8, 4, VPCI_COMMON_OFF + VPCI_DF);
+	cfg_w(x, c + 12, 4, 4);
+	assert_int_equal(cfg(x, c + 16, 4), lo);
+	/* Hostile windows: no such BAR, bad length, unaligned, past the end. Refused, read as 0,
+	 * the device untouched. */
+	uint64_t refused = x->t->stats.cfg_window_refused;
+	const uint32_t bad[][3] = {
+		{ 5, 0, 4 }, { 1, 0, 4 }, { 0, 0, 3 }, { 0, 1, 2 }, { 0, VPCI_BAR0_SIZE - 2, 4 },
+		{ 0, 0xfffffffcu, 4 }, { 0, 0, 0 }, { 0xff, 0, 1 },
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cfg_w(x, c + 4, 1, bad[i][0]);
+		cfg_w(x, c + 8, 4, bad[i][1]);
+		cfg_w(x, c + 12, 4, bad[i][2]);
+		assert_int_equal(cfg(x, c + 16, 4), 0);
+		cfg_w(x, c + 16, 4, 0);
+	}
+	assert_int_equal(x->t->stats.cfg_window_refused - refused, 2 * 8);
+	assert_int_equal(R8(VPCI_STATUS), 1);
 }
 
 static void test_malformed_descriptor_needs_reset(void **state)
@@ -1291,6 +1372,10 @@ int main(void)
 		TI(test_request_with_event_idx),
 		TI(test_malformed_chain_needs_reset_intx),
 		TX(test_malformed_chain_needs_reset_msix),
+		TI(test_config_change_notifies),
+		TX(test_config_change_notifies),
+		TI(test_pci_cfg_window),
+		TX(test_pci_cfg_window),
 		TI(test_malformed_descriptor_needs_reset),
 		TI(test_device_config_bounds_with_own_ops),
 		TI(test_bad_device_descriptions_are_refused),

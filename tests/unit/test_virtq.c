@@ -303,6 +303,39 @@ static void test_push_fills_used_ring(void **state)
 	assert_int_equal(rd16(f, USED_GPA), 0); /* flags untouched */
 }
 
+/* Filled elements stay invisible until one flush publishes them all with one index store;
+ * should_notify flushes first, and an empty flush stores nothing. */
+static void test_fill_publishes_at_flush(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, true);
+	for (uint16_t i = 0; i < 3; i++) {
+		put_desc(f, DESC_GPA, i, DATA_GPA + 64u * i, 64, F_W, 0);
+		publish(f, i);
+	}
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+		virtq_fill(&f->q, f->c.head, 10 + i);
+		assert_int_equal(rd16(f, USED_GPA + 2), 0);      /* not yet visible */
+	}
+	assert_int_equal(rd32(f, USED_GPA + 4 + 8 * 2), 2);     /* elements are in place */
+	assert_int_equal(rd32(f, USED_GPA + 8 + 8 * 2), 12);
+	assert_int_equal(f->q.publishes, 0);
+	virtq_flush(&f->q);
+	assert_int_equal(rd16(f, USED_GPA + 2), 3);
+	assert_int_equal(f->q.publishes, 1);
+	virtq_flush(&f->q);
+	assert_int_equal(f->q.publishes, 1);                   /* nothing new: no store */
+	/* should_notify publishes what is pending before it decides. */
+	put_desc(f, DESC_GPA, 3, DATA_GPA, 64, F_W, 0);
+	publish(f, 3);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	virtq_fill(&f->q, f->c.head, 1);
+	assert_true(virtq_should_notify(&f->q));
+	assert_int_equal(rd16(f, USED_GPA + 2), 4);
+	assert_int_equal(f->q.publishes, 2);
+}
+
 static void test_pop_indirect_chain(void **state)
 {
 	struct fx *f = *state;
@@ -982,6 +1015,7 @@ int main(void)
 		T(test_init_rejects_missing_memory),
 		T(test_pop_direct_chain),
 		T(test_push_fills_used_ring),
+		T(test_fill_publishes_at_flush),
 		T(test_pop_indirect_chain),
 		T(test_indirect_not_negotiated_refused),
 		T(test_pop_indirect_table_unaligned),
