@@ -4,18 +4,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/log.h"
 
 #define PROBE_LEN 4096
+#define FILE_PHYS_MAX 4096u   /* st_blksize above this (NFS, ZFS records) is not a sector size */
 
 int blk_engine_parse(const char *s, enum blk_engine *out)
 {
@@ -35,7 +39,73 @@ static bool probe_fallocate(int fd, uint64_t size, int mode)
 	return fallocate(fd, mode | FALLOC_FL_KEEP_SIZE, (off_t)size, PROBE_LEN) == 0;
 }
 
-static int image_size(int fd, const char *path, uint64_t *size, bool *regular, struct error *err)
+static bool pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+/* A file's blocks: 512-byte logical blocks, st_blksize as the physical
+ * block (rounded down to a power of two, kept in [512, FILE_PHYS_MAX]). */
+static void file_topology(const struct stat *st, struct blk_topology *t)
+{
+	uint64_t phys = BLK_SECTOR_SIZE;
+	while (phys * 2 <= (uint64_t)st->st_blksize && phys * 2 <= FILE_PHYS_MAX)
+		phys *= 2;
+	*t = (struct blk_topology){ .logical_block = BLK_SECTOR_SIZE, .physical_block = (uint32_t)phys,
+				    .min_io = (uint32_t)phys };
+}
+
+/* A block device's blocks from the BLK* ioctls; a failed or implausible
+ * answer leaves that value at its default (512 for the block sizes, 0 for
+ * the rest), so a device the kernel cannot describe still works. */
+static void bdev_topology(int fd, const char *path, struct blk_topology *t)
+{
+	int lbs = 0, align = 0;
+	unsigned int pbs = 0, min_io = 0, opt_io = 0;
+	*t = (struct blk_topology){ .logical_block = BLK_SECTOR_SIZE, .physical_block = BLK_SECTOR_SIZE };
+	if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs >= (int)BLK_SECTOR_SIZE && pow2((uint64_t)lbs))
+		t->logical_block = (uint32_t)lbs;
+	else
+		log_debug("disk image '%s': BLKSSZGET: %d (%s); using 512", path, lbs, strerror(errno));
+	if (ioctl(fd, BLKPBSZGET, &pbs) == 0 && pbs >= t->logical_block && pow2(pbs))
+		t->physical_block = pbs;
+	else
+		t->physical_block = t->logical_block;
+	if (ioctl(fd, BLKALIGNOFF, &align) == 0 && align > 0)
+		t->alignment_offset = (uint32_t)align;
+	if (ioctl(fd, BLKIOMIN, &min_io) == 0)
+		t->min_io = min_io;
+	if (ioctl(fd, BLKIOOPT, &opt_io) == 0)
+		t->opt_io = opt_io;
+}
+
+/* Reads an unsigned number from the block device's queue directory in
+ * sysfs (a partition's is its whole disk's, one level up). Returns 0 or -errno. */
+static int bdev_queue_attr(dev_t rdev, const char *attr, uint64_t *out)
+{
+	char p[128];
+	for (int up = 0; up < 2; up++) {
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/%squeue/%s", major(rdev), minor(rdev),
+			 up ? "../" : "", attr);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		char buf[32];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return -EIO;
+		buf[n] = 0;
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(buf, &end, 10);
+		if (errno || end == buf)
+			return -EINVAL;
+		*out = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int image_size(int fd, const char *path, uint64_t *size, bool *regular,
+		      struct stat *stp, struct error *err)
 {
 	struct stat st;
 	if (fstat(fd, &st))
@@ -54,6 +124,7 @@ static int image_size(int fd, const char *path, uint64_t *size, bool *regular, s
 	if (*size % BLK_SECTOR_SIZE)
 		return error_set(err, -EINVAL, "disk image '%s' is %" PRIu64 " bytes, not a multiple "
 				 "of %u", path, *size, BLK_SECTOR_SIZE);
+	*stp = st;
 	return 0;
 }
 
@@ -74,9 +145,33 @@ int blk_file_open(struct blk_backend *b, const struct blk_open_cfg *cfg, struct 
 			       : error_set(err, -errno, "disk image '%s': flock: %s", cfg->path,
 					   strerror(errno));
 	bool regular = false;
-	int ret = image_size(b->fd, cfg->path, &b->size, &regular, err);
+	struct stat st = { 0 };
+	int ret = image_size(b->fd, cfg->path, &b->size, &regular, &st, err);
 	if (ret)
 		return ret;
+	b->blkdev = !regular;
+	b->max_segs = IOV_MAX;
+	b->max_seg_bytes = 1u << 30;
+	b->max_discard = b->max_write_zeroes = UINT64_MAX;
+	if (regular) {
+		file_topology(&st, &b->topo);
+		b->discard_zeroes = true;
+	} else {
+		bdev_topology(b->fd, cfg->path, &b->topo);
+		b->max_discard = BLK_BDEV_MAX_DISCARD;
+		b->max_write_zeroes = BLK_BDEV_MAX_WRITE_ZEROES;
+	}
+	if (!cfg->ro && !regular) {
+		uint64_t max = 0;
+		int r = bdev_queue_attr(st.st_rdev, "discard_max_bytes", &max);
+		if (r)
+			log_debug("disk image '%s': discard_max_bytes: %s; no discard", cfg->path,
+				  strerror(-r));
+		b->can_discard = !r && max > 0;
+		if (b->can_discard && max < b->max_discard)
+			b->max_discard = max;
+		b->can_write_zeroes = true;
+	}
 	if (!cfg->ro && regular) {
 		b->can_discard = probe_fallocate(b->fd, b->size, FALLOC_FL_PUNCH_HOLE);
 		b->can_write_zeroes = probe_fallocate(b->fd, b->size, FALLOC_FL_ZERO_RANGE);

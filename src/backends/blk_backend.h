@@ -18,8 +18,10 @@ enum blk_op {
 	BLK_OP_READ,
 	BLK_OP_WRITE,
 	BLK_OP_FLUSH,          /* fdatasync */
-	BLK_OP_DISCARD,        /* fallocate PUNCH_HOLE: the range reads as zeroes afterwards */
-	BLK_OP_WRITE_ZEROES,   /* fallocate ZERO_RANGE: zeroes, blocks stay allocated */
+	BLK_OP_DISCARD,        /* file: fallocate PUNCH_HOLE (reads as zeroes afterwards);
+				* block device: BLKDISCARD (contents afterwards unspecified) */
+	BLK_OP_WRITE_ZEROES,   /* file: fallocate ZERO_RANGE (blocks stay allocated);
+				* block device: BLKZEROOUT */
 };
 
 enum blk_engine {
@@ -46,6 +48,21 @@ struct blk_io {
 	int64_t deferred_res;      /* sync engine: -ECANCELED once a queued transfer is given up */
 	struct blk_io *next_deferred;
 };
+
+/* What the host says about the image's blocks, in bytes (0: unknown). */
+struct blk_topology {
+	uint32_t logical_block;    /* block device: BLKSSZGET; file: 512 */
+	uint32_t physical_block;   /* block device: BLKPBSZGET; file: st_blksize, power of two in [512, 4096] */
+	uint32_t alignment_offset; /* block device: BLKALIGNOFF; file: 0 */
+	uint32_t min_io;           /* block device: BLKIOMIN; file: physical_block */
+	uint32_t opt_io;           /* block device: BLKIOOPT; file: 0 */
+};
+
+/* Largest discard / write-zeroes range one I/O of a block device covers: each
+ * is one ioctl run inline on the I/O thread (BLKZEROOUT may write the zeroes
+ * itself), so they are bounded. Files have no bound of their own. */
+#define BLK_BDEV_MAX_DISCARD     (256u << 20)
+#define BLK_BDEV_MAX_WRITE_ZEROES (16u << 20)
 
 struct blk_backend;
 
@@ -77,8 +94,20 @@ struct blk_backend {
 	int event_fd;              /* readable when blk_backend_complete has work; -1: completions are inline */
 	uint64_t size;             /* bytes, a multiple of BLK_SECTOR_SIZE */
 	bool ro;
-	bool can_discard;          /* PUNCH_HOLE probed at open */
-	bool can_write_zeroes;     /* ZERO_RANGE probed at open */
+	bool blkdev;               /* a block device (else a regular file) */
+	bool can_discard;          /* file: PUNCH_HOLE probed at open; block device: discard_max_bytes in sysfs */
+	bool can_write_zeroes;     /* file: ZERO_RANGE probed at open; block device: always (BLKZEROOUT) */
+	bool discard_zeroes;       /* a discarded range reads as zeroes (files only) */
+	uint64_t max_discard;      /* bytes one DISCARD may cover (UINT64_MAX: no limit) */
+	uint64_t max_write_zeroes; /* bytes one WRITE_ZEROES may cover (UINT64_MAX: no limit) */
+	/* What one READ/WRITE may carry: the engines pass at most IOV_MAX iovecs
+	 * to one preadv/pwritev (or readv/writev SQE) and resubmit the rest as
+	 * a short transfer, and one iovec may hold up to MAX_RW_COUNT bytes
+	 * (INT_MAX rounded down to a page). A device keeps its own limits at or
+	 * below these, so a request never needs more than one attempt. */
+	uint32_t max_segs;         /* iovecs per attempt: IOV_MAX */
+	uint32_t max_seg_bytes;    /* bytes per iovec: 1 GiB (below MAX_RW_COUNT) */
+	struct blk_topology topo;
 	uint32_t inflight;         /* attempts started and not yet reported */
 	uint64_t short_transfers;  /* partial reads/writes whose remainder was resubmitted */
 	uint64_t retries;          /* EINTR/EAGAIN resubmissions */
@@ -98,7 +127,11 @@ int blk_engine_parse(const char *s, enum blk_engine *out);
  * locked (shared when ro, exclusive otherwise) against other writers; on a
  * writable regular file, DISCARD and WRITE_ZEROES support is probed with
  * fallocate past the end of the data (contents, size and allocation stay as
- * they were; mtime changes); then the engine. AUTO falls back to sync if io_uring is
+ * they were; mtime changes); on a writable block device, DISCARD is on if
+ * /sys/dev/block/M:m/queue/discard_max_bytes (or its whole disk's, for a
+ * partition) is not 0, WRITE_ZEROES always (BLKZEROOUT writes the zeroes if
+ * the device cannot); the topology comes from the BLK* ioctls (block
+ * device) or fstat (file); then the engine. AUTO falls back to sync if io_uring is
  * unavailable; an explicit URING does not. Returns 0 and *out, or -errno with
  * a message naming the file. */
 int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, struct error *err);
@@ -147,8 +180,9 @@ int blk_file_open(struct blk_backend *b, const struct blk_open_cfg *cfg, struct 
 /* An engine reports a finished attempt started with `start` returning 0. */
 void blk_attempt_done(struct blk_backend *b, struct blk_io *io, int64_t res);
 
-/* Runs one attempt with plain syscalls (preadv/pwritev/fdatasync/fallocate).
- * Returns the bytes transferred, 0, or -errno. */
+/* Runs one attempt with plain syscalls (preadv/pwritev/fdatasync/fallocate;
+ * BLKDISCARD, shrunk to whole logical blocks, and BLKZEROOUT on a block
+ * device). Returns the bytes transferred, 0, or -errno. */
 int64_t blk_sync_rw(struct blk_backend *b, struct blk_io *io);
 
 /* The engines. blk_uring_init returns 0 or -errno (io_uring unavailable). */

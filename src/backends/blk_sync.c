@@ -1,13 +1,15 @@
-/* Block backend, sync engine: each attempt is one preadv/pwritev/fdatasync/fallocate, inline; big transfers a chunk per loop turn. */
+/* Block backend, sync engine: each attempt is one preadv/pwritev/fdatasync/fallocate/BLK ioctl, inline; big transfers a chunk per loop turn. */
 #include "backends/blk_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/falloc.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,6 +21,18 @@
 struct sync_priv {
 	struct blk_io *head, *tail;
 };
+
+/* BLKDISCARD wants whole logical blocks: a discard is a hint, so the range
+ * shrinks to the blocks it covers entirely (nothing left: done). */
+static int bdev_discard(struct blk_backend *b, uint64_t off, uint64_t len)
+{
+	uint64_t bs = b->topo.logical_block ? b->topo.logical_block : BLK_SECTOR_SIZE;
+	uint64_t start = (off + bs - 1) / bs * bs, end = (off + len) / bs * bs;
+	if (end <= start)
+		return 0;
+	uint64_t range[2] = { start, end - start };
+	return ioctl(b->fd, BLKDISCARD, range);
+}
 
 int64_t blk_sync_rw(struct blk_backend *b, struct blk_io *io)
 {
@@ -36,10 +50,20 @@ int64_t blk_sync_rw(struct blk_backend *b, struct blk_io *io)
 		n = fdatasync(b->fd);
 		break;
 	case BLK_OP_DISCARD:
-		n = fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)io->len);
+		if (b->blkdev)
+			n = bdev_discard(b, (uint64_t)off, io->len);
+		else
+			n = fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+				      (off_t)io->len);
 		break;
 	case BLK_OP_WRITE_ZEROES:
-		n = fallocate(b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, (off_t)io->len);
+		if (b->blkdev) {
+			uint64_t range[2] = { (uint64_t)off, io->len };
+			n = ioctl(b->fd, BLKZEROOUT, range);
+		} else {
+			n = fallocate(b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off,
+				      (off_t)io->len);
+		}
 		break;
 	default:
 		return -EINVAL;

@@ -1,4 +1,4 @@
-/* Block backend, io_uring engine: attempts become SQEs, submitted per batch; CQEs signal an eventfd the event loop polls. */
+/* Block backend, io_uring engine: attempts become SQEs, submitted per batch; CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes run inline. */
 #include "backends/blk_backend.h"
 
 #include <errno.h>
@@ -41,7 +41,10 @@ static int uring_start(struct blk_backend *b, struct blk_io *io, int64_t *res)
 {
 	struct uring_priv *u = b->priv;
 	bool falloc = io->op == BLK_OP_DISCARD || io->op == BLK_OP_WRITE_ZEROES;
-	if (falloc && !u->has_fallocate) {
+	/* No fallocate opcode, or a block device (BLKDISCARD/BLKZEROOUT have no
+	 * opcode before Linux 6.12; one I/O covers at most BLK_BDEV_MAX_*): the
+	 * sync engine's syscall, inline. */
+	if (falloc && (!u->has_fallocate || b->blkdev)) {
 		*res = blk_sync_rw(b, io);
 		return 1;
 	}

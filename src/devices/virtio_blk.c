@@ -24,9 +24,19 @@
  * succeeded. A driver that does not negotiate FLUSH gets writethrough: every
  * write, discard and write-zeroes is followed by fdatasync before it
  * completes (virtio 1.2, 5.2.6.2: without FLUSH negotiated, completed writes
- * must be stable). The first failed fdatasync is latched: Linux forgets a
- * writeback error once fsync reported it, so a later fsync could succeed
- * although data was lost; every later FLUSH fails until the device is reset.
+ * must be stable). With VIRTIO_BLK_F_CONFIG_WCE the driver picks the mode by
+ * writing the config byte `writeback` (0 writethrough, 1 writeback; 1 is
+ * refused unless FLUSH is negotiated, as the driver could then never make
+ * its data stable); until it does, and after every reset, the byte reads
+ * 1 iff FLUSH is negotiated (5.2.5.1). The first failed fdatasync is
+ * latched: Linux forgets a writeback error once fsync reported it, so a
+ * later fsync could succeed although data was lost; every later FLUSH fails
+ * until the device is reset.
+ *
+ * Used length: the status byte is the last device-writable byte, so every
+ * completion (OK, IOERR, UNSUPP, GET_ID) reports the whole device-writable
+ * area, status byte included: a driver must assume a failed read may have
+ * written any of its buffers.
  */
 
 static uint64_t bit(unsigned n) { return 1ULL << n; }
@@ -38,6 +48,42 @@ static bool negotiated(const struct virtio_blk *b, unsigned f)
 
 static uint64_t capacity(const struct virtio_blk *b) { return b->be->size / BLK_SECTOR_SIZE; }
 
+/* The cache mode in force: true for writeback, false for writethrough. */
+static bool writeback(const struct virtio_blk *b)
+{
+	return b->writeback >= 0 ? b->writeback : negotiated(b, VIRTIO_BLK_F_FLUSH);
+}
+
+/* The config space's view of the backend's topology (5.2.4): blk_size in
+ * bytes, the rest in logical blocks. Values the fields cannot hold, or that
+ * are not whole blocks, are left out (0) rather than misreported. */
+struct vblk_topo {
+	uint32_t blk_size;
+	uint8_t physical_block_exp, alignment_offset;
+	uint16_t min_io_size;
+	uint32_t opt_io_size;
+};
+
+static struct vblk_topo topology(const struct blk_topology *t)
+{
+	struct vblk_topo v = { .blk_size = BLK_SECTOR_SIZE };
+	uint32_t lbs = t->logical_block;
+	/* Linux takes logical blocks of 512 bytes to a page. */
+	if (lbs >= BLK_SECTOR_SIZE && lbs <= 4096 && !(lbs & (lbs - 1)))
+		v.blk_size = lbs;
+	lbs = v.blk_size;
+	uint32_t phys = t->physical_block;
+	if (phys > lbs && !(phys & (phys - 1)))
+		while ((lbs << v.physical_block_exp) < phys)
+			v.physical_block_exp++;
+	if (t->alignment_offset % lbs == 0 && t->alignment_offset / lbs <= UINT8_MAX)
+		v.alignment_offset = (uint8_t)(t->alignment_offset / lbs);
+	uint32_t min_io = t->min_io / lbs;
+	v.min_io_size = min_io <= UINT16_MAX ? (uint16_t)min_io : 0;
+	v.opt_io_size = t->opt_io / lbs;
+	return v;
+}
+
 /* ---- config space ---- */
 
 static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
@@ -48,26 +94,55 @@ static void blk_config_read(void *opaque, uint32_t off, void *data, uint32_t len
 {
 	struct virtio_blk *b = opaque;
 	uint8_t c[VIRTIO_BLK_CONFIG_SIZE] = { 0 };
+	struct vblk_topo t = topology(&b->be->topo);
 	put64(c + 0, capacity(b));
-	put32(c + 8, VIRTIO_BLK_SIZE_MAX);
-	put32(c + 12, VIRTIO_BLK_SEG_MAX);
-	put32(c + 20, BLK_SECTOR_SIZE);                  /* blk_size (BLK_SIZE not offered) */
-	c[32] = negotiated(b, VIRTIO_BLK_F_FLUSH);       /* writeback: 0 means writethrough */
+	put32(c + 8, b->size_max);
+	put32(c + 12, b->seg_max);
+	put32(c + 20, t.blk_size);                       /* BLK_SIZE; addressing stays 512 */
+	c[24] = t.physical_block_exp;                    /* TOPOLOGY */
+	c[25] = t.alignment_offset;
+	put16(c + 26, t.min_io_size);
+	put32(c + 28, t.opt_io_size);
+	c[32] = writeback(b);                            /* 0 means writethrough */
 	put16(c + 34, b->nqueues);
-	put32(c + 36, VIRTIO_BLK_MAX_DISCARD_SECTORS);
+	put32(c + 36, b->max_discard_sectors);
 	put32(c + 40, 1);                                /* max_discard_seg */
-	put32(c + 44, DISCARD_ALIGN_SECTORS);
-	put32(c + 48, VIRTIO_BLK_MAX_DISCARD_SECTORS);
+	put32(c + 44, b->discard_align);
+	put32(c + 48, b->max_write_zeroes_sectors);
 	put32(c + 52, 1);                                /* max_write_zeroes_seg */
 	c[56] = b->be->can_discard;                      /* write_zeroes_may_unmap */
 	memcpy(data, c + off, len);
 }
 
+#define CONFIG_WRITEBACK 32u
+
+/* Only `writeback` is writable, a byte at a time, with CONFIG_WCE
+ * negotiated; any other write is ignored (and logged). */
 static void blk_config_write(void *opaque, uint32_t off, const void *data, uint32_t len)
 {
 	struct virtio_blk *b = opaque;
-	log_ratelimited(&b->rl, LOG_WARN, "%s: write of %u bytes to read-only config at 0x%x ignored",
-			b->name, len, off);
+	if (off != CONFIG_WRITEBACK || len != 1) {
+		log_ratelimited(&b->rl, LOG_WARN, "%s: write of %u bytes to read-only config at "
+				"0x%x ignored", b->name, len, off);
+		return;
+	}
+	uint8_t v;
+	memcpy(&v, data, 1);
+	const char *why = NULL;
+	if (!negotiated(b, VIRTIO_BLK_F_CONFIG_WCE))
+		why = "CONFIG_WCE not negotiated";
+	else if (v > 1)
+		why = "not 0 or 1";
+	else if (v && !negotiated(b, VIRTIO_BLK_F_FLUSH))
+		why = "writeback needs FLUSH negotiated";
+	if (why) {
+		log_ratelimited(&b->rl, LOG_WARN, "%s: writeback=%u ignored: %s", b->name, v, why);
+		return;
+	}
+	if (v != writeback(b))
+		log_info("%s: the driver switched the cache to %s", b->name,
+			 v ? "writeback" : "writethrough");
+	b->writeback = (int8_t)v;
 }
 
 /* ---- chain access: the guest may rewrite its buffers at any time, so
@@ -77,9 +152,10 @@ static void blk_config_write(void *opaque, uint32_t off, const void *data, uint3
  * from the start of buffer `first`.
  * Returns the segment count, -E2BIG past seg_max, -EMSGSIZE for a segment
  * over size_max. */
-static int carve(const struct virtq_chain *c, uint32_t first, uint32_t n, uint64_t skip,
+static int carve(const struct virtio_blk *b, uint32_t first, uint32_t n, uint64_t skip,
 		 uint64_t end, struct iovec *iov)
 {
+	const struct virtq_chain *c = &b->chain;
 	uint64_t pos = 0;
 	int cnt = 0;
 	for (uint32_t i = first; i < first + n; i++) {
@@ -88,9 +164,9 @@ static int carve(const struct virtq_chain *c, uint32_t first, uint32_t n, uint64
 		uint64_t lo = start > skip ? start : skip, hi = stop < end ? stop : end;
 		if (lo >= hi)
 			continue;
-		if (cnt == VIRTIO_BLK_SEG_MAX)
+		if ((uint32_t)cnt == b->seg_max)
 			return -E2BIG;
-		if (hi - lo > VIRTIO_BLK_SIZE_MAX)
+		if (hi - lo > b->size_max)
 			return -EMSGSIZE;
 		iov[cnt++] = (struct iovec){ (uint8_t *)c->buf[i].host + (lo - start), hi - lo };
 	}
@@ -125,7 +201,7 @@ static void push(struct virtio_blk *b, uint16_t qi, uint16_t head, uint8_t *stat
 	if (!q)
 		return;
 	__atomic_store_n(status, s, __ATOMIC_RELAXED);
-	virtq_push(q, head, s == VIRTIO_BLK_S_OK ? written : 1);
+	virtq_push(q, head, written);
 	b->pushed[qi] = true;
 }
 
@@ -141,7 +217,7 @@ static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
 	va_end(ap);
 	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
 			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
-	push(b, qi, b->chain.head, status, s, 1);
+	push(b, qi, b->chain.head, status, s, b->chain.in_bytes);
 	return 0;
 }
 
@@ -190,7 +266,7 @@ static void io_done(void *cookie, int64_t result)
 		s = result == -EOPNOTSUPP && dwz && !flushing ? VIRTIO_BLK_S_UNSUPP : VIRTIO_BLK_S_IOERR;
 	} else if (flushing && b->flush_error) {
 		s = VIRTIO_BLK_S_IOERR; /* an earlier flush failed: this one proves nothing */
-	} else if (is_write(r->type) && !r->syncing && !negotiated(b, VIRTIO_BLK_F_FLUSH)) {
+	} else if (is_write(r->type) && !r->syncing && !writeback(b)) {
 		r->syncing = true; /* writethrough */
 		if (!b->flush_error) {
 			start_flush(r);
@@ -238,8 +314,8 @@ static int rw_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, uin
 			      in ? "read" : "write", in ? c->out_bytes : c->in_bytes,
 			      in ? "device-readable" : "device-writable");
 	uint64_t len = in ? c->in_bytes - 1u : c->out_bytes - HDR_SIZE;
-	int cnt = in ? carve(c, c->n_out, c->n_in, 0, len, r->iov)
-		     : carve(c, 0, c->n_out, HDR_SIZE, c->out_bytes, r->iov);
+	int cnt = in ? carve(b, c->n_out, c->n_in, 0, len, r->iov)
+		     : carve(b, 0, c->n_out, HDR_SIZE, c->out_bytes, r->iov);
 	if (cnt < 0)
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "%s",
 			      cnt == -E2BIG ? "more data segments than seg_max"
@@ -251,7 +327,6 @@ static int rw_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, uin
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "sectors [%" PRIu64 ", +%" PRIu64
 			      ") past the end (%" PRIu64 " sectors)", sector, len / BLK_SECTOR_SIZE,
 			      capacity(b));
-	r->written = in ? (uint32_t)len + 1 : 1;
 	r->bytes = (uint32_t)len;
 	submit(b, qi, r, in ? BLK_OP_READ : BLK_OP_WRITE, sector, len, cnt);
 	return 0;
@@ -282,11 +357,14 @@ static int dwz_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	flags = le32toh(flags);
 	if ((flags & ~VIRTIO_BLK_DWZ_F_UNMAP) || (discard && flags))
 		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "flags 0x%x", flags);
-	if (num == 0 || num > VIRTIO_BLK_MAX_DISCARD_SECTORS || !range_ok(b, sector, num))
+	if (num == 0 || num > (discard ? b->max_discard_sectors : b->max_write_zeroes_sectors) ||
+	    !range_ok(b, sector, num))
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "range [%" PRIu64 ", +%u) is "
 			      "empty, too long or past the end", sector, num);
-	bool punch = discard || ((flags & VIRTIO_BLK_DWZ_F_UNMAP) && b->be->can_discard);
-	r->written = 1;
+	/* Unmapping zeroes only where a discarded range reads as zeroes (a
+	 * punched file); a block device's BLKZEROOUT unmaps by itself if it can. */
+	bool punch = discard || ((flags & VIRTIO_BLK_DWZ_F_UNMAP) && b->be->can_discard &&
+				 b->be->discard_zeroes);
 	submit(b, qi, r, punch ? BLK_OP_DISCARD : BLK_OP_WRITE_ZEROES, sector,
 	       (uint64_t)num * BLK_SECTOR_SIZE, 0);
 	return 0;
@@ -308,6 +386,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	const struct virtq_buf *last = &c->buf[c->n_out + c->n_in - 1];
 	r->status = (uint8_t *)last->host + last->len - 1;
 	r->head = c->head;
+	r->written = c->in_bytes;
 	if (c->out_bytes < HDR_SIZE) {
 		b->stats.requests[VBLK_OTHER]++;
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "header of %u bytes, want 16",
@@ -333,7 +412,6 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 		if (b->flush_error)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "an earlier flush failed "
 				      "(%s); flushes fail until reset", strerror(-b->flush_error));
-		r->written = 1;
 		submit(b, qi, r, BLK_OP_FLUSH, 0, 0, 0);
 		return 0;
 	case VIRTIO_BLK_T_GET_ID: {
@@ -341,7 +419,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
 		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
 		virtq_chain_scatter(c, b->id, n);
-		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, n + 1);
+		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, r->written);
 		return 0;
 	}
 	case VIRTIO_BLK_T_DISCARD:
@@ -400,6 +478,7 @@ static void blk_reset(void *opaque)
 	if (b->be)
 		blk_backend_cancel(b->be); /* what has not started is dropped, the rest finishes */
 	b->flush_error = 0;
+	b->writeback = -1; /* back to what FLUSH negotiation says */
 	memset(b->starved, 0, sizeof(b->starved));
 	memset(b->pushed, 0, sizeof(b->pushed));
 }
@@ -426,6 +505,29 @@ void virtio_blk_complete(struct virtio_blk *b)
 
 static void on_io_event(void *opaque, uint32_t events) { virtio_blk_complete(opaque); }
 
+static uint32_t min32(uint64_t a, uint64_t b) { return (uint32_t)(a < b ? a : b); }
+
+/* The limits a driver is told and requests are held to: the device's
+ * constants as upper bounds (the request struct's iovec array, 1 MiB
+ * segments, 2 GiB discards), lowered to what the backend takes in one
+ * attempt (IOV_MAX iovecs, its per-iovec and discard/write-zeroes bounds)
+ * so that no request is split by the engine for being too big; a backend
+ * reporting no limit (0) keeps the constant. */
+static void vblk_limits(struct virtio_blk *b)
+{
+	const struct blk_backend *be = b->be;
+	b->seg_max = be->max_segs ? min32(VIRTIO_BLK_SEG_MAX, be->max_segs) : VIRTIO_BLK_SEG_MAX;
+	b->size_max = VIRTIO_BLK_SIZE_MAX;
+	if (be->max_seg_bytes >= BLK_SECTOR_SIZE)
+		b->size_max = min32(VIRTIO_BLK_SIZE_MAX, be->max_seg_bytes);
+	b->max_discard_sectors = min32(VIRTIO_BLK_MAX_DISCARD_SECTORS,
+					 be->max_discard / BLK_SECTOR_SIZE);
+	b->max_write_zeroes_sectors = min32(VIRTIO_BLK_MAX_DISCARD_SECTORS,
+					      be->max_write_zeroes / BLK_SECTOR_SIZE);
+	uint32_t lbs_sectors = be->topo.logical_block / BLK_SECTOR_SIZE;
+	b->discard_align = lbs_sectors > DISCARD_ALIGN_SECTORS ? lbs_sectors : DISCARD_ALIGN_SECTORS;
+}
+
 int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 		    struct blk_backend *be, const struct virtio_pci_config *cfg,
 		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
@@ -449,14 +551,18 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 		r->queue = (uint16_t)(i / VIRTIO_BLK_QUEUE_SIZE);
 		req_free(b, r);
 	}
-	b->features = bit(VIRTIO_BLK_F_SIZE_MAX) | bit(VIRTIO_BLK_F_SEG_MAX) | bit(VIRTIO_BLK_F_FLUSH);
+	b->writeback = -1;
+	vblk_limits(b);
+	b->features = bit(VIRTIO_BLK_F_SIZE_MAX) | bit(VIRTIO_BLK_F_SEG_MAX) | bit(VIRTIO_BLK_F_FLUSH) |
+		      bit(VIRTIO_BLK_F_BLK_SIZE) | bit(VIRTIO_BLK_F_TOPOLOGY) |
+		      bit(VIRTIO_BLK_F_CONFIG_WCE);
 	if (be->ro)
 		b->features |= bit(VIRTIO_BLK_F_RO);
 	if (nqueues > 1)
 		b->features |= bit(VIRTIO_BLK_F_MQ);
-	if (!be->ro && be->can_discard)
+	if (!be->ro && be->can_discard && b->max_discard_sectors)
 		b->features |= bit(VIRTIO_BLK_F_DISCARD);
-	if (!be->ro && be->can_write_zeroes)
+	if (!be->ro && be->can_write_zeroes && b->max_write_zeroes_sectors)
 		b->features |= bit(VIRTIO_BLK_F_WRITE_ZEROES);
 	struct virtio_dev_info info = {
 		.name = b->name, .device_id = VIRTIO_ID_BLOCK, .nqueues = nqueues,

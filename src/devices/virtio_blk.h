@@ -12,10 +12,12 @@
 
 #define VIRTIO_ID_BLOCK 2
 
-/* What the device offers a driver (see docs: the guest driver relies on these). */
+/* What the device offers a driver (see docs: the guest driver relies on these).
+ * SEG_MAX, SIZE_MAX and MAX_DISCARD_SECTORS are upper bounds: a device
+ * advertises min(bound, what its backend takes), see virtio_blk_init. */
 #define VIRTIO_BLK_QUEUE_SIZE   256          /* per queue, the largest size offered */
 #define VIRTIO_BLK_MAX_QUEUES   8
-#define VIRTIO_BLK_SEG_MAX      126          /* data segments per request */
+#define VIRTIO_BLK_SEG_MAX      126          /* data segments per request (header and status fit a 128-entry table) */
 #define VIRTIO_BLK_SIZE_MAX     (1u << 20)   /* bytes per data segment */
 #define VIRTIO_BLK_MAX_DISCARD_SECTORS (1u << 22) /* 2 GiB per discard/write-zeroes */
 #define VIRTIO_BLK_ID_BYTES     20
@@ -28,6 +30,8 @@
 #define VIRTIO_BLK_F_RO           5
 #define VIRTIO_BLK_F_BLK_SIZE     6
 #define VIRTIO_BLK_F_FLUSH        9
+#define VIRTIO_BLK_F_TOPOLOGY     10
+#define VIRTIO_BLK_F_CONFIG_WCE   11
 #define VIRTIO_BLK_F_MQ           12
 #define VIRTIO_BLK_F_DISCARD      13
 #define VIRTIO_BLK_F_WRITE_ZEROES 14
@@ -72,7 +76,7 @@ struct vblk_req {
 	struct vblk_req *next_free;
 	uint8_t *status;           /* the last byte of the last device-writable buffer */
 	uint32_t type;
-	uint32_t written;          /* used length on success */
+	uint32_t written;          /* used length: every device-writable byte, status included */
 	uint32_t bytes;            /* data bytes of a read or write */
 	uint16_t queue, head;
 	bool syncing;              /* a writethrough flush follows the write */
@@ -87,6 +91,11 @@ struct virtio_blk {
 	struct blk_backend *be;
 	uint16_t nqueues;
 	uint64_t features;         /* device-specific features offered */
+	/* Limits advertised in the config space and enforced on requests
+	 * (fixed at init from the constants above and the backend). */
+	uint32_t seg_max, size_max;
+	uint32_t max_discard_sectors, max_write_zeroes_sectors, discard_align;
+	int8_t writeback;          /* set by the driver (CONFIG_WCE): 0 or 1; -1: FLUSH negotiated */
 	int flush_error;           /* first failed flush (-errno), latched until reset */
 	struct vblk_req *reqs;
 	struct vblk_req *free_reqs[VIRTIO_BLK_MAX_QUEUES];
