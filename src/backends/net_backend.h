@@ -98,6 +98,7 @@ struct net_backend {
 	int aux_fd;                    /* -1, or readable when aux must run */
 	uint32_t hdr_len;              /* 0 or NET_OFFLOAD_HDR_LEN */
 	unsigned offloads;             /* NET_OFFLOAD_* the host side can carry (0 without a header) */
+	uint32_t mtu;                  /* the host interface's MTU when opened (tap), 0: none */
 };
 
 /* Parses "tap", "peer" or "socket" / "responder", "sink" or "source".

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -202,6 +203,21 @@ static int open_queue(struct net_backend *b, struct tap *t, unsigned q, unsigned
 	return 0;
 }
 
+/* The interface's MTU, or 0 if it cannot be read. Any socket answers SIOCGIFMTU; an AF_UNIX
+ * one is what the seccomp filter allows after a guest reboot rebuilds the devices. */
+static uint32_t tap_mtu(const char *ifname)
+{
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 0;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	int ret = ioctl(s, SIOCGIFMTU, &ifr);
+	close(s);
+	return ret || ifr.ifr_mtu <= 0 ? 0 : (uint32_t)ifr.ifr_mtu;
+}
+
 int net_tap_open(struct net_backend *b, const struct net_open_cfg *cfg, struct error *err)
 {
 	struct tap *t = calloc(1, sizeof(*t));
@@ -243,6 +259,7 @@ int net_tap_open(struct net_backend *b, const struct net_open_cfg *cfg, struct e
 			return error_set(err, ret, "tap '%s': TUNSETOFFLOAD: %s", t->ifname,
 					 strerror(-ret));
 	}
+	b->mtu = tap_mtu(t->ifname);
 	snprintf(b->desc, sizeof(b->desc), "tap %s", t->ifname);
 	return 0;
 }

@@ -201,7 +201,7 @@ static void push(struct virtio_blk *b, uint16_t qi, uint16_t head, uint8_t *stat
 	if (!q)
 		return;
 	__atomic_store_n(status, s, __ATOMIC_RELAXED);
-	virtq_push(q, head, written);
+	virtq_fill(q, head, written); /* published once per batch, by signal_queue */
 	b->pushed[qi] = true;
 }
 

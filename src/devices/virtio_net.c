@@ -25,6 +25,7 @@ static uint64_t bit(unsigned n) { return 1ULL << n; }
 
 static const char *const drop_names[VNET_NDROPS] = {
 	"tx_too_big", "tx_runt", "tx_bad_hdr", "tx_backend", "rx_too_big", "rx_bad_hdr", "rx_reset",
+	"rx_over_mtu", "rx_filtered",
 };
 
 const char *virtio_net_drop_name(enum vnet_drop d)
@@ -83,6 +84,9 @@ static void net_reset(void *opaque)
 	struct virtio_net *n = opaque;
 	vnet_rx_reset(n);
 	n->curr_pairs = 1;
+	memcpy(n->mac, n->mac_default, 6);
+	n->guest_offloads_set = false;
+	vnet_filter_reset(&n->filter);
 }
 
 static const struct virtio_dev_ops net_ops = {
@@ -128,12 +132,14 @@ void virtio_net_poll(struct virtio_net *n)
 static uint64_t offered_features(const struct virtio_net *n)
 {
 	uint64_t f = bit(VIRTIO_NET_F_MAC) | bit(VIRTIO_NET_F_MTU) | bit(VIRTIO_NET_F_STATUS) |
-		     bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_VQ);
+		     bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_VQ) |
+		     bit(VIRTIO_NET_F_CTRL_RX) | bit(VIRTIO_NET_F_CTRL_MAC_ADDR);
 	if (n->max_pairs > 1)
 		f |= bit(VIRTIO_NET_F_MQ);
 	unsigned off = n->be->hdr_len ? n->be->offloads : 0;
 	if (off & NET_OFFLOAD_CSUM) {
-		f |= bit(VIRTIO_NET_F_CSUM) | bit(VIRTIO_NET_F_GUEST_CSUM);
+		f |= bit(VIRTIO_NET_F_CSUM) | bit(VIRTIO_NET_F_GUEST_CSUM) |
+		     bit(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS);
 		if (off & NET_OFFLOAD_TSO4)
 			f |= bit(VIRTIO_NET_F_HOST_TSO4) | bit(VIRTIO_NET_F_GUEST_TSO4);
 		if (off & NET_OFFLOAD_TSO6)
@@ -168,7 +174,16 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 		memcpy(n->mac, base, 6);
 		n->mac[5] = (uint8_t)index;
 	}
-	n->mtu = o->mtu ? o->mtu : VIRTIO_NET_MTU_DEFAULT;
+	memcpy(n->mac_default, n->mac, 6);
+	vnet_filter_reset(&n->filter);
+	/* The MTU the driver is given: mtu=, else the tap's own, else 1500. The device never
+	 * delivers a longer (non-GSO) frame, so a tap MTU above it is reported now. */
+	bool be_mtu_ok = be->mtu >= VIRTIO_NET_MTU_MIN && be->mtu <= VIRTIO_NET_MTU_MAX;
+	n->mtu = o->mtu ? o->mtu : be_mtu_ok ? (uint16_t)be->mtu : VIRTIO_NET_MTU_DEFAULT;
+	if (be_mtu_ok && be->mtu > n->mtu)
+		log_warn("%s: %s has MTU %u, the guest gets %u: longer frames from the host will be "
+			 "dropped (set mtu=%u, or lower the host's)", n->name, be->desc, be->mtu, n->mtu,
+			 be->mtu);
 	n->max_pairs = o->queues;
 	n->curr_pairs = 1;
 	n->loop = loop;

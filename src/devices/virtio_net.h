@@ -28,6 +28,7 @@
 /* Feature bits. */
 #define VIRTIO_NET_F_CSUM       0
 #define VIRTIO_NET_F_GUEST_CSUM 1
+#define VIRTIO_NET_F_CTRL_GUEST_OFFLOADS 2
 #define VIRTIO_NET_F_MTU        3
 #define VIRTIO_NET_F_MAC        5
 #define VIRTIO_NET_F_GUEST_TSO4 7
@@ -40,7 +41,14 @@
 #define VIRTIO_NET_F_MRG_RXBUF  15
 #define VIRTIO_NET_F_STATUS     16
 #define VIRTIO_NET_F_CTRL_VQ    17
+#define VIRTIO_NET_F_CTRL_RX    18
 #define VIRTIO_NET_F_MQ         22
+#define VIRTIO_NET_F_CTRL_MAC_ADDR 23
+
+/* Receive offloads the driver can switch with CTRL_GUEST_OFFLOADS (their feature bits). */
+#define VIRTIO_NET_GUEST_OFFLOADS_MASK ((1ull << VIRTIO_NET_F_GUEST_CSUM) | \
+	(1ull << VIRTIO_NET_F_GUEST_TSO4) | (1ull << VIRTIO_NET_F_GUEST_TSO6) | \
+	(1ull << VIRTIO_NET_F_GUEST_ECN) | (1ull << VIRTIO_NET_F_GUEST_UFO))
 
 /* The header before every frame. */
 #define VIRTIO_NET_HDR_F_NEEDS_CSUM 1
@@ -52,8 +60,17 @@
 
 /* Config status and control queue. */
 #define VIRTIO_NET_S_LINK_UP          1
+#define VIRTIO_NET_CTRL_RX            0
+#define VIRTIO_NET_CTRL_RX_PROMISC    0
+#define VIRTIO_NET_CTRL_RX_ALLMULTI   1
+#define VIRTIO_NET_CTRL_MAC           1
+#define VIRTIO_NET_CTRL_MAC_TABLE_SET 0
+#define VIRTIO_NET_CTRL_MAC_ADDR_SET  1
 #define VIRTIO_NET_CTRL_MQ            4
 #define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
+#define VIRTIO_NET_CTRL_GUEST_OFFLOADS 5
+#define VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET 0
+#define VIRTIO_NET_MAC_TABLE_MAX      64   /* entries per table (unicast, multicast) kept */
 #define VIRTIO_NET_OK                 0
 #define VIRTIO_NET_ERR                1
 
@@ -75,6 +92,8 @@ enum vnet_drop {
 	VNET_DROP_RX_TOO_BIG,      /* does not fit the posted buffers (or the staging buffer) */
 	VNET_DROP_RX_BAD_HDR,      /* backend frame with offloads the driver did not accept */
 	VNET_DROP_RX_RESET,        /* waiting for buffers when the driver reset the device */
+	VNET_DROP_RX_OVER_MTU,     /* longer than the MTU the driver was given (F_MTU), not GSO */
+	VNET_DROP_RX_FILTERED,     /* destination not accepted by the driver's filters (CTRL_RX) */
 	VNET_NDROPS
 };
 
@@ -84,6 +103,15 @@ struct virtio_net_stats {
 	uint64_t drops[VNET_NDROPS];
 	uint64_t rx_stalls;        /* frames that had to wait for the guest to post buffers */
 	uint64_t ctrl_ok, ctrl_err;
+	uint64_t tx_flags_ignored; /* frames whose header flags the device does not know (ignored) */
+};
+
+/* The driver's receive filter (CTRL_RX, CTRL_MAC TABLE_SET); reset: promiscuous, empty tables. */
+struct vnet_filter {
+	bool promisc, allmulti;
+	bool uni_overflow, multi_overflow; /* more entries than kept: accept the whole class */
+	uint32_t n_uni, n_multi;
+	uint8_t uni[VIRTIO_NET_MAC_TABLE_MAX][6], multi[VIRTIO_NET_MAC_TABLE_MAX][6];
 };
 
 struct virtio_net;
@@ -106,8 +134,13 @@ struct virtio_net {
 	struct virtio_pci pci;
 	bool pci_ready;            /* virtio_pci_init was called */
 	char name[16];
-	uint8_t mac[6];
+	uint8_t mac[6];            /* current (CTRL_MAC_ADDR may change it) */
+	uint8_t mac_default[6];    /* the configured one, restored at reset */
 	uint16_t mtu;
+	uint64_t guest_offloads;   /* CTRL_GUEST_OFFLOADS state (feature bits), valid if set */
+	bool guest_offloads_set;   /* else the negotiated receive offloads apply */
+	bool tx_flags_logged;      /* unknown TX header flags were reported once */
+	struct vnet_filter filter;
 	uint16_t max_pairs;        /* queue pairs offered */
 	uint16_t curr_pairs;       /* pairs the driver uses (VQ_PAIRS_SET), 1 after reset */
 	uint64_t features;         /* device-specific features offered */

@@ -31,6 +31,9 @@ void vnet_rx_kick(struct virtio_net *n);
 void vnet_rx_pump(struct virtio_net *n, unsigned k);
 /* Device reset: waiting frames are dropped, reading stops until the driver is ready. */
 void vnet_rx_reset(struct virtio_net *n);
+/* The receive offloads in force changed (CTRL_GUEST_OFFLOADS): the backend follows now. Frames
+ * it already holds with a switched-off offload are dropped when read (counted rx_bad_hdr). */
+void vnet_rx_offloads_changed(struct virtio_net *n);
 /* Adds (on) or removes the backend queue's rx fd from the event loop. */
 void vnet_rx_watch(struct virtio_net *n, struct vnet_bq *bq, bool on);
 
@@ -39,5 +42,18 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi);
 
 /* Control queue: runs every available command of queue qi (lock held). */
 void vnet_ctrl_process(struct virtio_net *n, uint16_t qi);
+
+/* Receive offloads in force (feature bits): CTRL_GUEST_OFFLOADS' last SET, else the negotiated. */
+uint64_t vnet_guest_offloads(const struct virtio_net *n);
+
+/* Receive filter (virtio_net_filter.c). Reset: promiscuous, no table entries. */
+void vnet_filter_reset(struct vnet_filter *f);
+/* Does the filter let a frame with this destination MAC reach the driver? Always true unless
+ * CTRL_RX was negotiated. */
+bool vnet_filter_accepts(const struct virtio_net *n, const uint8_t *dst);
+/* Runs a CTRL_RX or CTRL_MAC command (class, cmd) on `data` (len bytes, a checked copy).
+ * Returns VIRTIO_NET_OK or VIRTIO_NET_ERR (logged: not negotiated, malformed). */
+uint8_t vnet_filter_command(struct virtio_net *n, uint8_t cls, uint8_t cmd, const uint8_t *data,
+			    uint32_t len);
 
 #endif

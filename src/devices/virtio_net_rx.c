@@ -122,10 +122,13 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 
 /* Checks and completes the offload header of a frame the backend sent
  * with one: only what the driver accepts. Returns false to drop the frame. */
+static bool on(uint64_t offloads, unsigned f) { return offloads & (1ull << f); }
+
 static bool fix_header(struct virtio_net *n, uint8_t *h)
 {
 	uint8_t flags = h[0], gso = h[1];
-	if (!vnet_has(n, VIRTIO_NET_F_GUEST_CSUM)) {
+	uint64_t g = vnet_guest_offloads(n);
+	if (!on(g, VIRTIO_NET_F_GUEST_CSUM)) {
 		if (flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
 			return false;
 		flags = 0;
@@ -137,17 +140,17 @@ static bool fix_header(struct virtio_net *n, uint8_t *h)
 			return false;
 		break;
 	case VIRTIO_NET_HDR_GSO_TCPV4:
-		if (!vnet_has(n, VIRTIO_NET_F_GUEST_TSO4))
+		if (!on(g, VIRTIO_NET_F_GUEST_TSO4))
 			return false;
 		break;
 	case VIRTIO_NET_HDR_GSO_TCPV6:
-		if (!vnet_has(n, VIRTIO_NET_F_GUEST_TSO6))
+		if (!on(g, VIRTIO_NET_F_GUEST_TSO6))
 			return false;
 		break;
 	default:
 		return false;
 	}
-	if ((gso & VIRTIO_NET_HDR_GSO_ECN) && !vnet_has(n, VIRTIO_NET_F_GUEST_ECN))
+	if ((gso & VIRTIO_NET_HDR_GSO_ECN) && !on(g, VIRTIO_NET_F_GUEST_ECN))
 		return false;
 	h[0] = flags;
 	return true;
@@ -196,17 +199,19 @@ static enum fill_result fill(struct virtio_net *n, struct vnet_bq *bq)
 	return FILL_OK;
 }
 
-/* Offloads the driver accepts in received frames, as the backend names them. */
+/* Offloads the driver accepts in received frames now (CTRL_GUEST_OFFLOADS may have switched
+ * some off), as the backend names them. */
 static unsigned wanted_offloads(const struct virtio_net *n)
 {
-	if (!vnet_has(n, VIRTIO_NET_F_GUEST_CSUM))
+	uint64_t g = vnet_guest_offloads(n);
+	if (!on(g, VIRTIO_NET_F_GUEST_CSUM))
 		return 0;
 	unsigned f = NET_OFFLOAD_CSUM;
-	if (vnet_has(n, VIRTIO_NET_F_GUEST_TSO4))
+	if (on(g, VIRTIO_NET_F_GUEST_TSO4))
 		f |= NET_OFFLOAD_TSO4;
-	if (vnet_has(n, VIRTIO_NET_F_GUEST_TSO6))
+	if (on(g, VIRTIO_NET_F_GUEST_TSO6))
 		f |= NET_OFFLOAD_TSO6;
-	if (vnet_has(n, VIRTIO_NET_F_GUEST_ECN))
+	if (on(g, VIRTIO_NET_F_GUEST_ECN))
 		f |= NET_OFFLOAD_ECN;
 	return f & n->be->offloads;
 }
@@ -222,6 +227,11 @@ static void set_offloads(struct virtio_net *n, unsigned want)
 	n->offloads_on = want; /* not retried: frames with others are dropped by fix_header */
 }
 
+void vnet_rx_offloads_changed(struct virtio_net *n)
+{
+	set_offloads(n, wanted_offloads(n));
+}
+
 void vnet_rx_watch(struct virtio_net *n, struct vnet_bq *bq, bool on)
 {
 	int fd = n->be ? n->be->rx_fd[bq->index] : -1;
@@ -233,6 +243,29 @@ void vnet_rx_watch(struct virtio_net *n, struct vnet_bq *bq, bool on)
 				on ? "add" : "del", bq->index, strerror(-ret));
 	else
 		bq->watched = on;
+}
+
+/* Checks a frame just read into bq against what the driver was promised and asked for: no
+ * non-GSO frame longer than the advertised MTU (F_MTU, 5.1.6.3), only destinations its
+ * filter accepts (CTRL_RX). A refused frame is counted, dropped (bq emptied), false. */
+static bool admissible(struct virtio_net *n, struct vnet_bq *bq)
+{
+	uint32_t frame = bq->len - VIRTIO_NET_HDR_LEN;
+	bool gso = (bq->buf[1] & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE;
+	if (vnet_has(n, VIRTIO_NET_F_MTU) && !gso && frame > n->mtu + VIRTIO_NET_L2_OVERHEAD) {
+		n->stats.drops[VNET_DROP_RX_OVER_MTU]++;
+		log_ratelimited(&n->rl, LOG_WARN, "%s: received frame of %u bytes is longer than the "
+				"guest's MTU %u allows; dropped (did the host side's MTU change?)",
+				n->name, frame, n->mtu);
+		bq->len = 0;
+		return false;
+	}
+	if (!vnet_filter_accepts(n, bq->buf + VIRTIO_NET_HDR_LEN)) {
+		n->stats.drops[VNET_DROP_RX_FILTERED]++;
+		bq->len = 0;
+		return false;
+	}
+	return true;
 }
 
 static void stall(struct virtio_net *n, struct vnet_bq *bq)
@@ -264,6 +297,8 @@ void vnet_rx_pump(struct virtio_net *n, unsigned k)
 				continue;
 			if (f == FILL_NONE)
 				break;
+			if (!admissible(n, bq))
+				continue;
 		}
 		if (!bq->admitted) {
 			if (!rate_limiter_admit(&n->rx_limiter, bq->len - VIRTIO_NET_HDR_LEN)) {

@@ -12,7 +12,8 @@
  * A chain that is not a frame at all (device-writable buffers, or fewer
  * bytes than the header) is a driver bug: the device needs a reset. A
  * frame that is too short, too long for the negotiated maximum, or whose
- * header asks for what was not negotiated is dropped and counted; so is
+ * header asks for what was not negotiated is dropped and counted (header
+ * flag bits other than NEEDS_CSUM are ignored and counted, not a drop); so is
  * one the backend cannot send. Frames go to the backend as iovecs into
  * guest memory (the header is a checked copy); a frame in more than
  * VIRTIO_NET_TX_IOV segments is copied first.
@@ -30,8 +31,6 @@ static uint32_t max_frame(const struct virtio_net *n)
 static bool header_ok(const struct virtio_net *n, const uint8_t *h, uint32_t len)
 {
 	uint8_t flags = h[0], gso = h[1];
-	if (flags & ~VIRTIO_NET_HDR_F_NEEDS_CSUM)
-		return false;   /* DATA_VALID and the rest are not for the driver to set */
 	if (flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
 		uint32_t start = vnet_le16(h + 6), off = vnet_le16(h + 8);
 		if (!vnet_has(n, VIRTIO_NET_F_CSUM) || start + off + 2 > len)
@@ -83,6 +82,17 @@ static int send_frame(struct virtio_net *n, uint16_t qi, uint8_t *hdr, uint32_t 
 		return VNET_DROP_TX_RUNT;
 	if (len > max_frame(n))
 		return VNET_DROP_TX_TOO_BIG;
+	if (hdr[0] & ~VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		/* 5.1.6.2.2: the device ignores flag bits it does not recognise (and DATA_VALID or
+		 * RSC_INFO are not the driver's to set): the frame goes on without them. */
+		n->stats.tx_flags_ignored++;
+		if (!n->tx_flags_logged)
+			log_warn("%s q%u: transmit header flags 0x%x ignored (only NEEDS_CSUM is the "
+				 "driver's to set; logged once, counted in tx_flags_ignored)", n->name,
+				 qi, hdr[0]);
+		n->tx_flags_logged = true;
+		hdr[0] &= VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	}
 	if (!header_ok(n, hdr, len))
 		return VNET_DROP_TX_BAD_HDR;
 	struct net_backend *be = n->be;

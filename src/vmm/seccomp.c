@@ -65,7 +65,7 @@ static const int setup_calls[] = {
  * table writes and deliveries), notify moves (BAR writes), tap offloads. */
 static const unsigned long device_ioctls[] = {
 	KVM_IRQFD, KVM_SET_GSI_ROUTING, KVM_SIGNAL_MSI, KVM_IRQ_LINE, KVM_IOEVENTFD,
-	TUNSETOFFLOAD,
+	TUNSETOFFLOAD, BLKDISCARD, BLKZEROOUT,
 };
 /* ... and the vCPU thread itself: running, fault reports. */
 static const unsigned long vcpu_ioctls[] = {
@@ -79,7 +79,8 @@ static const unsigned long setup_ioctls[] = {
 	KVM_GET_TSC_KHZ, KVM_GET_STATS_FD, KVM_HAS_DEVICE_ATTR, KVM_GET_DEVICE_ATTR,
 	KVM_GET_MSRS, KVM_SET_REGS, KVM_SET_SREGS, KVM_GET_REGS, KVM_GET_SREGS, KVM_RUN,
 	KVM_TRANSLATE, TUNSETIFF, TUNGETIFF, TUNSETVNETHDRSZ, TUNGETFEATURES,
-	BLKGETSIZE64, TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ, FIONBIO, FIOCLEX,
+	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET, BLKALIGNOFF, BLKIOMIN, BLKIOOPT, TCGETS, TCSETS,
+	TCSETSW, TCSETSF, TIOCGWINSZ, FIONBIO, FIOCLEX, SIOCGIFMTU,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

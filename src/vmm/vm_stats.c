@@ -76,10 +76,11 @@ static void print_net(struct virtio_net *n, FILE *out)
 		ns->tx_bytes, ns->rx_frames, ns->rx_bytes);
 	for (unsigned i = 0; i < VNET_NDROPS; i++)
 		fprintf(out, "%s %s %" PRIu64, i ? "," : "", virtio_net_drop_name(i), ns->drops[i]);
-	fprintf(out, "; %" PRIu64 " rx stalls, control %" PRIu64 " ok %" PRIu64 " err; %" PRIu64
+	fprintf(out, "; %" PRIu64 " rx stalls, %" PRIu64 " tx headers with unknown flags, control %"
+		PRIu64 " ok %" PRIu64 " err; %" PRIu64
 		" kicks (%" PRIu64 " by MMIO exit), %" PRIu64 " ISR reads, %" PRIu64
-		" interrupts suppressed by the driver\n", ns->rx_stalls, ns->ctrl_ok, ns->ctrl_err,
-		s->kicks, s->kicks_mmio, s->isr_reads, s->suppressed);
+		" interrupts suppressed by the driver\n", ns->rx_stalls, ns->tx_flags_ignored,
+		ns->ctrl_ok, ns->ctrl_err, s->kicks, s->kicks_mmio, s->isr_reads, s->suppressed);
 	struct net_be_stat bs[NET_BE_MAX_STATS];
 	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
 	if (nb) {
@@ -245,6 +246,7 @@ static json_t *net_json(struct virtio_net *n)
 	json_object_set_new(dj, "rx_stalls", json_integer((json_int_t)ns->rx_stalls));
 	json_object_set_new(dj, "ctrl_ok", json_integer((json_int_t)ns->ctrl_ok));
 	json_object_set_new(dj, "ctrl_err", json_integer((json_int_t)ns->ctrl_err));
+	json_object_set_new(dj, "tx_flags_ignored", json_integer((json_int_t)ns->tx_flags_ignored));
 	struct net_be_stat bs[NET_BE_MAX_STATS];
 	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
 	for (unsigned i = 0; i < nb; i++)

@@ -303,9 +303,8 @@ static void test_identity_queues_and_config(void **state)
 	struct fx *x = *state;
 	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_VENDOR_ID, 2), 0x1af4);
 	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_DEVICE_ID, 2), 0x1040 + VIRTIO_ID_CONSOLE);
-	/* The subsystem ID is the transport's (issue 17 moves it to 0x40 + type). */
-	uint32_t subsys = pci_func_cfg_read(&x->t->func, PCI_SUBSYS_ID, 2);
-	assert_true(subsys == VIRTIO_ID_CONSOLE || subsys == 0x40 + VIRTIO_ID_CONSOLE);
+	/* Non-transitional: subsystem ID 0x40 + type (virtio 1.x 4.1.2.1). */
+	assert_int_equal(pci_func_cfg_read(&x->t->func, PCI_SUBSYS_ID, 2), 0x40 + VIRTIO_ID_CONSOLE);
 	assert_int_equal(pci_func_cfg_read(&x->t->func, 0x08, 4) >> 8, 0x078000);
 	assert_int_equal(R16(VPCI_NUM_QUEUES), 4);  /* port 0 and the control queues */
 	uint64_t f = device_features(x);

@@ -614,9 +614,17 @@ static void test_tx_size_limits(void **state)
 	tx_done(f, 1, tx_hdr(f, 1, hdr, frame, 100));
 	uint8_t gso[HDR] = { 0, VIRTIO_NET_HDR_GSO_TCPV4 };
 	tx_done(f, 1, tx_hdr(f, 1, gso, frame, 100));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_TX_BAD_HDR], 2);
+	/* Flag bits the device does not know (or DATA_VALID, not the driver's to set) are
+	 * ignored (5.1.6.2.2) and counted: the frame itself goes out. */
+	uint64_t sent = f->net->stats.tx_frames;
 	uint8_t valid[HDR] = { VIRTIO_NET_HDR_F_DATA_VALID };
 	tx_done(f, 1, tx_hdr(f, 1, valid, frame, 100));
-	assert_int_equal(f->net->stats.drops[VNET_DROP_TX_BAD_HDR], 3);
+	uint8_t unknown[HDR] = { 0x80 | 0x08 };
+	tx_done(f, 1, tx_hdr(f, 1, unknown, frame, 100));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_TX_BAD_HDR], 2);
+	assert_int_equal(f->net->stats.tx_frames, sent + 2);
+	assert_int_equal(f->net->stats.tx_flags_ignored, 2);
 	/* None of this hurt the device. */
 	assert_int_equal(dev_status(f), 0x0f);
 	arp_round(f);
@@ -849,13 +857,13 @@ static int ctrl(struct fx *f, uint16_t q, uint8_t cls, uint8_t cmd, const uint8_
 	f->ram[CTRL_GPA] = cls;
 	f->ram[CTRL_GPA + 1] = cmd;
 	memcpy(f->ram + CTRL_GPA + 2, data, n);
-	f->ram[CTRL_GPA + 0x100] = 0xee;
-	struct seg s[] = { { CTRL_GPA, 2 + n, RD }, { CTRL_GPA + 0x100, 1, WR } };
+	f->ram[CTRL_GPA + 0x1000] = 0xee;
+	struct seg s[] = { { CTRL_GPA, 2 + n, RD }, { CTRL_GPA + 0x1000, 1, WR } };
 	post(f, q, s, 2);
 	kick(f, q);
 	if (!take_used(f, q))
 		return -1;
-	return f->ram[CTRL_GPA + 0x100];
+	return f->ram[CTRL_GPA + 0x1000];
 }
 
 static void test_multiqueue_and_control(void **state)
@@ -877,7 +885,7 @@ static void test_multiqueue_and_control(void **state)
 			 VIRTIO_NET_ERR);
 	assert_int_equal(ctrl(f, 8, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, two, 1),
 			 VIRTIO_NET_ERR);
-	assert_int_equal(ctrl(f, 8, 0 /* RX mode */, 0, two, 1), VIRTIO_NET_ERR);
+	assert_int_equal(ctrl(f, 8, 9 /* no such class */, 0, two, 1), VIRTIO_NET_ERR);
 	assert_int_equal(f->net->curr_pairs, 2);
 	assert_int_equal(f->net->stats.ctrl_ok, 1);
 	assert_int_equal(f->net->stats.ctrl_err, 4);
@@ -977,6 +985,215 @@ static void inject(struct fx *f, const uint8_t *data, size_t len)
 	memcpy(k->frame[i], data, len);
 	k->len[i] = len;
 	k->count++;
+}
+
+/* Injects a 60-byte frame for `dst` through the fake backend; true if it reached buffer 0. */
+static bool rx_to(struct fx *f, const uint8_t *dst)
+{
+	uint8_t frame[60] = { 0 };
+	memcpy(frame, dst, 6);
+	memcpy(frame + 6, peer_mac, 6);
+	frame[12] = 0x08;
+	rx_post(f, 0, 0, 2048);
+	kick(f, 0);
+	inject(f, frame, sizeof(frame));
+	poll_dev(f);
+	if (!take_used(f, 0))
+		return false;
+	assert_memory_equal(f->ram + rx_buf(0) + HDR, dst, 6);
+	return true;
+}
+
+/* CTRL_RX and CTRL_MAC: promiscuous after reset; with it off, only the station address,
+ * broadcast, and the multicast the driver asked for; malformed tables change nothing. */
+static void test_ctrl_rx_filter(void **state)
+{
+	struct fx *f = *state;
+	start_with(f, open_fake(f, 0, 0), 1, 0, 0);
+	assert_true(f->offered & F(VIRTIO_NET_F_CTRL_RX));
+	const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 9 }, bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t mc1[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 }, mc2[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	assert_true(rx_to(f, other));                           /* promiscuous after reset */
+	uint8_t off = 0, one = 1;
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
+			 VIRTIO_NET_OK);
+	assert_false(rx_to(f, other));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_FILTERED], 1);
+	assert_true(rx_to(f, guest_mac));
+	assert_true(rx_to(f, bcast));
+	assert_false(rx_to(f, mc1));
+	/* TABLE_SET: one unicast (other), one multicast (mc1). */
+	uint8_t t[4 + 6 + 4 + 6];
+	uint32_t le1 = htole32(1);
+	memcpy(t, &le1, 4);
+	memcpy(t + 4, other, 6);
+	memcpy(t + 10, &le1, 4);
+	memcpy(t + 14, mc1, 6);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, t, sizeof(t)),
+			 VIRTIO_NET_OK);
+	assert_true(rx_to(f, other));
+	assert_true(rx_to(f, mc1));
+	assert_false(rx_to(f, mc2));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &one, 1),
+			 VIRTIO_NET_OK);
+	assert_true(rx_to(f, mc2));
+	/* Malformed: an entry count past the data, trailing bytes, a wrong length for PROMISC. */
+	uint32_t huge = htole32(1000);
+	uint8_t bad[14];
+	memcpy(bad, &huge, 4);
+	memset(bad + 4, 0, 10);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, bad, 14),
+			 VIRTIO_NET_ERR);
+	uint8_t trail[sizeof(t) + 1];
+	memcpy(trail, t, sizeof(t));
+	trail[sizeof(t)] = 0;
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, trail,
+			      sizeof(trail)), VIRTIO_NET_ERR);
+	uint8_t two[2] = { 1, 1 };
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, two, 2),
+			 VIRTIO_NET_ERR);
+	assert_true(rx_to(f, other));                           /* the table is unchanged */
+	/* A table longer than the device keeps: that class is accepted whole. */
+	static uint8_t big[4 + 6 * (VIRTIO_NET_MAC_TABLE_MAX + 1) + 4];
+	uint32_t n = htole32(VIRTIO_NET_MAC_TABLE_MAX + 1), z = 0;
+	memcpy(big, &n, 4);
+	for (unsigned i = 0; i <= VIRTIO_NET_MAC_TABLE_MAX; i++) {
+		uint8_t m[6] = { 0x02, 1, 0, 0, 0, (uint8_t)i };
+		memcpy(big + 4 + 6 * i, m, 6);
+	}
+	memcpy(big + sizeof(big) - 4, &z, 4);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, big,
+			      sizeof(big)), VIRTIO_NET_OK);
+	const uint8_t unlisted[6] = { 0x02, 7, 7, 7, 7, 7 };
+	assert_true(rx_to(f, unlisted));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &off, 1),
+			 VIRTIO_NET_OK);
+	assert_false(rx_to(f, mc1));                            /* the multicast table is empty now */
+	/* Reset: promiscuous again. */
+	drv_init(f, 0);
+	assert_true(rx_to(f, mc2));
+	/* Without CTRL_RX negotiated the commands fail and nothing is filtered. */
+	drv_init(f, F(VIRTIO_NET_F_CTRL_RX));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
+			 VIRTIO_NET_ERR);
+	assert_true(rx_to(f, other));
+	assert_int_equal(dev_status(f), 0x0f);
+}
+
+/* CTRL_MAC_ADDR: ADDR_SET changes the station address (config and filter); a multicast
+ * address or a wrong length is refused; reset restores the configured one. */
+static void test_ctrl_mac_addr(void **state)
+{
+	struct fx *f = *state;
+	start_with(f, open_fake(f, 0, 0), 1, 0, 0);
+	assert_true(f->offered & F(VIRTIO_NET_F_CTRL_MAC_ADDR));
+	const uint8_t mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	const uint8_t mcast[6] = { 0x03, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mac, 6),
+			 VIRTIO_NET_OK);
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(cfg(f, i, 1), mac[i]);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mcast, 6),
+			 VIRTIO_NET_ERR);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mac, 5),
+			 VIRTIO_NET_ERR);
+	uint8_t off = 0;
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
+			 VIRTIO_NET_OK);
+	assert_true(rx_to(f, mac));                             /* the new address is ours */
+	assert_false(rx_to(f, guest_mac));                      /* the old one no longer */
+	drv_init(f, 0);
+	assert_int_equal(cfg(f, 5, 1), guest_mac[5]);
+	drv_init(f, F(VIRTIO_NET_F_CTRL_MAC_ADDR));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mac, 6),
+			 VIRTIO_NET_ERR);
+}
+
+/* CTRL_GUEST_OFFLOADS (what `ethtool -K eth0 rx-gro-hw off` sends): the backend follows, frames
+ * with a switched-off offload are no longer passed; bits not negotiated are refused. */
+static void test_ctrl_guest_offloads(void **state)
+{
+	struct fx *f = *state;
+	unsigned all = NET_OFFLOAD_CSUM | NET_OFFLOAD_TSO4 | NET_OFFLOAD_TSO6 | NET_OFFLOAD_ECN;
+	start_with(f, open_fake(f, HDR, all), 1, 0, 0);
+	assert_true(f->offered & F(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS));
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	assert_int_equal(f->fake->offloads, all);
+	uint64_t csum_only = htole64(F(VIRTIO_NET_F_GUEST_CSUM));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_GUEST_OFFLOADS,
+			      VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET, (uint8_t *)&csum_only, 8),
+			 VIRTIO_NET_OK);
+	uint8_t in[200] = { VIRTIO_NET_HDR_F_NEEDS_CSUM, VIRTIO_NET_HDR_GSO_TCPV4, 54, 0, 0xb4, 0x05,
+			    34, 0, 16, 0, 0, 0 };
+	inject(f, in, sizeof(in));                              /* a TSO frame: no longer wanted */
+	poll_dev(f);
+	assert_int_equal(f->fake->offloads, NET_OFFLOAD_CSUM);
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_BAD_HDR], 1);
+	in[1] = VIRTIO_NET_HDR_GSO_NONE;                        /* checksum offload still on */
+	inject(f, in, sizeof(in));
+	poll_dev(f);
+	assert_true(take_used(f, 0));
+	assert_int_equal(f->ram[rx_buf(0)], VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	/* Bits not negotiated, a wrong length: refused, state unchanged. */
+	uint64_t ufo = htole64(F(VIRTIO_NET_F_GUEST_UFO));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_GUEST_OFFLOADS,
+			      VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET, (uint8_t *)&ufo, 8), VIRTIO_NET_ERR);
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_GUEST_OFFLOADS,
+			      VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET, (uint8_t *)&csum_only, 4),
+			 VIRTIO_NET_ERR);
+	uint64_t none = 0;
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_GUEST_OFFLOADS,
+			      VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET, (uint8_t *)&none, 8), VIRTIO_NET_OK);
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	assert_int_equal(f->fake->offloads, 0);
+	/* A reset gives the negotiated offloads back. */
+	drv_init(f, 0);
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	assert_int_equal(f->fake->offloads, all);
+}
+
+/* F_MTU: no non-GSO frame longer than MTU + 18 reaches the driver (5.1.6.3); the MTU offered
+ * follows the host interface's unless mtu= says otherwise. */
+static void test_rx_mtu(void **state)
+{
+	struct fx *f = *state;
+	struct net_backend *be = open_fake(f, 0, 0);
+	be->mtu = 1400;
+	start_with(f, be, 1, 0, 0);
+	assert_int_equal(cfg(f, 10, 2), 1400);
+	static uint8_t frame[2000];
+	memcpy(frame, guest_mac, 6);
+	rx_post(f, 0, 0, 4096);
+	kick(f, 0);
+	inject(f, frame, 1400 + 18 + 1);
+	poll_dev(f);
+	assert_false(take_used(f, 0));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_OVER_MTU], 1);
+	inject(f, frame, 1400 + 18);
+	poll_dev(f);
+	assert_true(take_used(f, 0));
+	assert_int_equal(f->last_len, HDR + 1418);
+	/* Without F_MTU negotiated the driver was promised nothing: the frame passes. */
+	drv_init(f, F(VIRTIO_NET_F_MTU));
+	rx_post(f, 0, 0, 4096);
+	kick(f, 0);
+	inject(f, frame, 1500);
+	poll_dev(f);
+	assert_true(take_used(f, 0));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_OVER_MTU], 1);
+}
+
+/* mtu= wins over the host interface's MTU. */
+static void test_mtu_option_over_backend(void **state)
+{
+	struct fx *f = *state;
+	struct net_backend *be = open_fake(f, 0, 0);
+	be->mtu = 9000;
+	start_with(f, be, 1, 1500, 0);
+	assert_int_equal(cfg(f, 10, 2), 1500);
 }
 
 static void test_backend_errors(void **state)
@@ -1361,6 +1578,11 @@ int main(void)
 		T(test_udp_echo),
 		T(test_tx_size_limits),
 		T(test_rx_too_big_without_mrg),
+		T(test_ctrl_rx_filter),
+		T(test_ctrl_mac_addr),
+		T(test_ctrl_guest_offloads),
+		T(test_rx_mtu),
+		T(test_mtu_option_over_backend),
 		T(test_rx_mergeable),
 		T(test_rx_stall_recovery),
 		T(test_tx_without_header_needs_reset),
