@@ -169,7 +169,7 @@ busybox_root() { # ROOT
 }
 
 build_l2() {
-	need busybox-static fio:fio iperf3:iperf3 gcc:gcc objdump:binutils cpio:cpio xz:xz-utils zstd:zstd depmod:kmod dpkg-deb:dpkg
+	need busybox-static fio:fio iperf3:iperf3 ethtool:ethtool gcc:gcc objdump:binutils cpio:cpio xz:xz-utils zstd:zstd depmod:kmod dpkg-deb:dpkg
 	kernel
 	local out=$OUT/l2 root=$OUT/l2/root m
 	rm -rf "$root"
@@ -178,6 +178,7 @@ build_l2() {
 	copy_stubbed "$root" "$(command -v fio)" libgfapi.so.0 libnbd.so.0 libibverbs.so.1 librdmacm.so.1 \
 		librados.so.2 librbd.so.1 libpmemblk.so.1 libpmem.so.1
 	copy_with_libs "$root" "$(command -v iperf3)"
+	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
 	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng; do add_module "$root" "$m"; done
 	install -m 755 "$here/guest-init" "$root/init"
 	cp "$KVMLINUZ" "$out/vmlinuz.new"
@@ -199,7 +200,7 @@ build_l1() {
 	rm -rf "$root"
 	mkdir -p "$root/lc"
 	busybox_root "$root"
-	for m in irqbypass kvm kvm-amd tun virtio_pci virtio_blk; do add_module "$root" "$m"; done
+	for m in irqbypass kvm kvm-amd tun loop virtio_pci virtio_blk; do add_module "$root" "$m"; done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ip)" /usr/sbin/ip

@@ -14,6 +14,11 @@
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
+# Nested L1 failures (its own kernel under TCG, not msivm's or the guest's): an L1 that panicked,
+# or hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
+# default 150), is booted again for the configurations it did not finish, up to
+# LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
+# LINUX_CHECK_RETRY_UNTIL seconds (default 900). Each retry is printed as "RETRY: L1 ...".
 # --report prints the verdicts of the last run again (nothing is built or run).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
@@ -48,6 +53,9 @@ for c in $configs; do
 	case "$c" in msix | msi | intx | nomsi | qemu) ;; *) echo "check-linux: unknown configuration $c" >&2; exit 2 ;; esac
 done
 TMO=${LINUX_CHECK_TIMEOUT:-300}
+SILENCE=${LINUX_CHECK_L1_SILENCE:-150}
+ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
+RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-900}
 
 T0=$(date +%s)
 say() { echo "check-linux: [$(($(date +%s) - T0))s] $*"; }
@@ -173,12 +181,25 @@ run_l1() { # attempt configs...
 		</dev/null >"$f" 2>&1 &
 	local qp=$!
 	kids="$qp $sp"
+	# Watchdog: L1's console is never quiet for long while it lives (heartbeat every 15 s).
+	l1_hung=0
+	while kill -0 "$qp" 2>/dev/null; do
+		sleep 5
+		[ -e "$l1_log" ] || continue
+		if [ $(($(date +%s) - $(stat -c %Y "$l1_log"))) -gt "$SILENCE" ]; then
+			say "L1 printed nothing (not even its heartbeat) for ${SILENCE}s: it hung; stopping it"
+			l1_hung=1
+			kill -TERM "$qp" 2>/dev/null
+			pkill -TERM -P "$qp" 2>/dev/null
+			break
+		fi
+	done
 	wait "$qp"
 	l1_rc=$?
 	wait "$sp"
 	kids=
 	rm -f "$f"
-	say "L1 exited with status $l1_rc$([ $l1_rc = 124 ] && echo ' (timeout)')"
+	say "L1 exited with status $l1_rc$([ $l1_rc = 124 ] && echo ' (timeout)')$([ $l1_hung = 1 ] && echo ' (hung, stopped)')"
 	mkdir -p "$RES"
 	tar xf "$img" -C "$RES" 2>/dev/null || say "no result archive from L1"
 	rm -f "$img"
@@ -189,24 +210,36 @@ if [ "$report" = 1 ]; then
 elif [ "$mode" = direct ]; then
 	run_direct $configs
 else
-	run_l1 1 $configs
-	missing=
-	for c in $configs; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
-	if [ -n "$missing" ] && ! grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
-		# L1 died (its own kernel, under TCG): not msivm's or the L2 guest's doing. Retry once.
-		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)' | head -n 3)
-		if [ -n "$panic" ] || { [ "$l1_rc" != 0 ] && [ "$l1_rc" != 124 ]; }; then
-			say "RETRY: L1 died before finishing (status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}); configurations not done:$missing; retrying them once"
-			mv "$RES" "$LOGS/results-attempt1"
-			mkdir -p "$RES"
-			for c in $configs; do
-				case " $missing " in *" $c "*) ;; *) cp -a "$LOGS/results-attempt1/$c" "$RES/" && echo "$c" >>"$RES/done" ;; esac
-			done
-			run_l1 2 $missing
-		else
-			say "L1 ended without its end marker (status $l1_rc), no L1 panic seen: not retried"
+	todo=$configs attempt=1
+	while :; do
+		run_l1 $attempt $todo
+		missing=
+		for c in $configs; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
+		[ -n "$missing" ] || break
+		if grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
+			break # L1 finished: what is missing failed inside it, not retried
 		fi
-	fi
+		# L1 died (its own kernel, under TCG) or hung: not msivm's or the L2 guest's doing.
+		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)' | head -n 3)
+		if [ -z "$panic" ] && [ "$l1_hung" = 0 ] && { [ "$l1_rc" = 0 ] || [ "$l1_rc" = 124 ]; }; then
+			say "L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried"
+			break
+		fi
+		why="status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}"
+		[ "$l1_hung" = 1 ] && why="hung: no console output for ${SILENCE}s"
+		if [ "$attempt" -ge "$ATTEMPTS" ] || [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; then
+			say "L1 died before finishing ($why); configurations not done:$missing; no retry left ($attempt boots, $(($(date +%s) - T0))s of ${RETRY_UNTIL}s)"
+			break
+		fi
+		say "RETRY: L1 died before finishing ($why); configurations not done:$missing; booting L1 again for them (boot $((attempt + 1)) of at most $ATTEMPTS)"
+		# The unfinished configuration's partial results are not kept.
+		mv "$RES" "$LOGS/results-attempt$attempt"
+		mkdir -p "$RES"
+		for c in $configs; do
+			case " $missing " in *" $c "*) ;; *) cp -a "$LOGS/results-attempt$attempt/$c" "$RES/" && echo "$c" >>"$RES/done" ;; esac
+		done
+		todo=$missing attempt=$((attempt + 1))
+	done
 fi
 
 # --- verdicts: every expected check of every configuration

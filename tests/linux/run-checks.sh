@@ -55,7 +55,25 @@ cleanup() {
 	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
 	pids= vmm_pid=
 	$IP link del "$TAP" 2>/dev/null
+	[ -n "${loopdev:-}" ] && losetup -d "$loopdev" 2>/dev/null
+	loopdev=
 	return 0
+}
+# The block topology Linux must show for a disk backed by $1 (a file or a block device), as
+# "logical,physical,minimum_io,optimal_io" bytes: a block device's own; a file's 512-byte
+# logical blocks and its I/O block size (a power of two in [512, 4096]) as physical block.
+topo_of() {
+	if [ -b "$1" ]; then
+		q=/sys/block/$(basename "$1")/queue
+		l=$(cat $q/logical_block_size) p=$(cat $q/physical_block_size)
+		m=$(cat $q/minimum_io_size) o=$(cat $q/optimal_io_size)
+	else
+		b=$(stat -c %o "$1") l=512 p=512 o=0
+		while [ $((p * 2)) -le "$b" ] && [ $((p * 2)) -le 4096 ]; do p=$((p * 2)); done
+		m=$p
+	fi
+	[ "$m" -ge "$p" ] || m=$p # Linux's minimum_io_size is at least the physical block
+	echo "$l,$p,$m,$o"
 }
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM
@@ -63,10 +81,11 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot=
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk=
 	case "$1" in
 	msix) power=acpi,kbd,triple,off ;;
-	msi) irq=msi expect=intx ;;
+	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
+	msi) irq=msi expect=intx loopdisk=1 ;;
 	intx) irq=intx expect=intx ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
 	# QEMU is the reference for the checks, not for msivm's reset paths: one reboot
@@ -96,7 +115,7 @@ run_config() {
 	rm -rf "$d"
 	mkdir -p "$d" "$WORK"
 	: >"$d/results.txt"
-	stage "$cfg: prepare (disks, tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
+	stage "$cfg: prepare (disks$([ -n "$loopdisk" ] && [ "$vmm" = msivm ] && echo ', vda on a loop device'), tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
 	vda=$WORK/vda.img vdb=$WORK/vdb.img
 	rm -f "$vda" "$vdb"
 	truncate -s ${VDA_MIB}M "$vda"
@@ -104,6 +123,13 @@ run_config() {
 	vdbsum=$(sha "$vdb")
 	[ -s "$WORK/tx.bin" ] || dd if=/dev/urandom of="$WORK/tx.bin" bs=1M count="$MIB" 2>/dev/null
 	txsum=$(sha "$WORK/tx.bin")
+	vdapath=$vda loopdev=
+	if [ -n "$loopdisk" ] && [ "$vmm" = msivm ]; then
+		loopdev=$(losetup -f) && losetup "$loopdev" "$vda" && vdapath=$loopdev ||
+			{ stage "$cfg: losetup failed; vda stays a file"; loopdev=; }
+	fi
+	topo=$(topo_of "$vdapath")
+	printf 'lc-hvc-in %s\n' "$cfg" >"$d/hvc.in"
 
 	$IP link del "$TAP" 2>/dev/null
 	{
@@ -128,15 +154,16 @@ run_config() {
 	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
 	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
 	cmdline="$cmdline lc.mtu=$BIGMTU lc.rxsum=$txsum lc.vda=$((VDA_MIB * 1048576)) lc.vdb=$((VDB_MIB * 1048576))"
+	[ "$vmm" = msivm ] && cmdline="$cmdline lc.topo=$topo lc.hvcin=1"
 	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB lc.seqmib=$SEQMIB${extra:+ $extra}${LC_L2EXTRA:+ $LC_L2EXTRA}"
 	: >"$d/serial.log"
 	: >"$d/hvc.out"
 	if [ "$vmm" = msivm ]; then
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
 			--mem 1G --cpus 2 --serial "$d/serial.log" \
-			--disk "path=$vda,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
+			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
-			--console "out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
+			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
 			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
 		qcpu=host
