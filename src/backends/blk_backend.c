@@ -128,6 +128,24 @@ static int image_size(int fd, const char *path, uint64_t *size, bool *regular,
 	return 0;
 }
 
+int blk_backend_refresh_size(struct blk_backend *b)
+{
+	struct stat st;
+	if (fstat(b->fd, &st))
+		return -errno;
+	uint64_t size;
+	if (S_ISREG(st.st_mode))
+		size = (uint64_t)st.st_size;
+	else if (ioctl(b->fd, BLKGETSIZE64, &size))
+		return -errno;
+	if (size % BLK_SECTOR_SIZE)
+		return -EINVAL;
+	if (size == b->size)
+		return 0;
+	b->size = size;
+	return 1;
+}
+
 int blk_file_open(struct blk_backend *b, const struct blk_open_cfg *cfg, struct error *err)
 {
 	b->fd = b->event_fd = -1;

@@ -144,6 +144,11 @@ int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, s
 int blk_sync_init(struct blk_backend *b, struct error *err);
 #define BLK_SYNC_CHUNK (1u << 20)
 
+/* Reads the image's size again (a file or block device that grew or shrank under a running
+ * VM). Returns 1 and updates b->size if it changed, 0 if not, or -errno (the size is then
+ * kept; a size that is not a multiple of 512 is -EINVAL). */
+int blk_backend_refresh_size(struct blk_backend *b);
+
 /* Cancels what has not started, waits for the rest (their callbacks run),
  * flushes a writable image and closes. NULL is a no-op. */
 void blk_backend_close(struct blk_backend *b);

@@ -598,6 +598,22 @@ int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
 	return rate_limiter_init(&b->limiter, o, loop, blk_resume, b, b->name, err);
 }
 
+int virtio_blk_resize(struct virtio_blk *b)
+{
+	pthread_mutex_lock(&b->pci.lock);
+	uint64_t old = b->be->size;
+	int ret = blk_backend_refresh_size(b->be);
+	if (ret < 0)
+		log_warn("%s: cannot read the image's size again: %s", b->name, strerror(-ret));
+	else if (ret == 1) {
+		log_info("%s: image size %" PRIu64 " -> %" PRIu64 " bytes; telling the driver",
+			 b->name, old, b->be->size);
+		virtio_pci_config_changed(&b->pci);
+	}
+	pthread_mutex_unlock(&b->pci.lock);
+	return ret;
+}
+
 void virtio_blk_destroy(struct virtio_blk *b)
 {
 	rate_limiter_destroy(&b->limiter);

@@ -122,6 +122,12 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 		    struct error *err);
 
 /* Waits for I/O in flight, closes the backend, releases the transport. */
+/* Re-reads the backing image's size (the operator grew or shrank it; SIGUSR2 asks for this)
+ * and, if it changed, updates capacity and tells the driver with a configuration-change
+ * interrupt. Requests past a shrunk end fail with IOERR. Takes the transport lock. Returns
+ * 1 if the size changed, 0 if not, -errno if it cannot be read (logged). */
+int virtio_blk_resize(struct virtio_blk *b);
+
 void virtio_blk_destroy(struct virtio_blk *b);
 
 /* Limits the disk's requests (bytes/s, requests/s) from now on. Returns 0

@@ -374,6 +374,7 @@ static const char *ctl_handle(struct virtio_console *c, const uint8_t *m)
 					c->name);
 			return NULL;
 		}
+		c->port_ready = true;
 		ctl_queue(c, VIRTIO_CONSOLE_CONSOLE_PORT, 1, NULL, 0);
 		ctl_queue(c, VIRTIO_CONSOLE_PORT_OPEN, 1, NULL, 0); /* the host side is open */
 		if (c->size_known) {
@@ -469,6 +470,7 @@ static void con_reset(void *opaque)
 	struct virtio_console *c = opaque;
 	rx_watch(c, false);
 	c->port_open = false;
+	c->port_ready = false;
 	c->ctl_n = 0;
 }
 
@@ -551,6 +553,26 @@ int virtio_console_init(struct virtio_console *c, unsigned index,
 	c->pci_ready = true; /* virtio_pci_destroy is safe from here on */
 	return virtio_pci_init(&c->pci, &info, &con_ops, c, cfg, mem, vm_fd, routes, loop, mmio,
 			       window, err);
+}
+
+void virtio_console_resize(struct virtio_console *c)
+{
+	struct winsize ws;
+	if (!c->size_known || ioctl(c->io.out_fd, TIOCGWINSZ, &ws) || !ws.ws_col || !ws.ws_row)
+		return;
+	pthread_mutex_lock(&c->pci.lock);
+	if (ws.ws_col != c->cols || ws.ws_row != c->rows) {
+		c->cols = ws.ws_col;
+		c->rows = ws.ws_row;
+		if (multiport(c) && c->port_ready) {
+			uint16_t sz[2] = { htole16(c->cols), htole16(c->rows) };
+			ctl_queue(c, VIRTIO_CONSOLE_RESIZE, 0, sz, sizeof(sz));
+			ctl_rx_serve(c);
+		} else {
+			virtio_pci_config_changed(&c->pci); /* F_SIZE alone: the config holds it */
+		}
+	}
+	pthread_mutex_unlock(&c->pci.lock);
 }
 
 void virtio_console_destroy(struct virtio_console *c)

@@ -86,6 +86,7 @@ struct virtio_console {
 	 * driver has opened it (PORT_OPEN 1): Linux drops what arrives on a port
 	 * it has not registered yet. Device -> driver messages wait in ctl_msg. */
 	bool port_open;
+	bool port_ready;           /* the driver added port 0 (PORT_READY 1); until reset */
 	uint32_t ctl_n;
 	struct { uint8_t b[12]; uint32_t len; } ctl_msg[VIRTIO_CONSOLE_CTRL_MAX];
 
@@ -116,6 +117,11 @@ int virtio_console_init(struct virtio_console *c, unsigned index,
 
 /* Stops watching the input, closes the owned fds, releases the transport.
  * Safe after a failed or partial init. */
+/* The terminal behind the console's output changed size (SIGWINCH): re-reads it and, if it
+ * changed, tells the driver (a RESIZE control message with MULTIPORT, else a configuration
+ * change with F_SIZE). No-op when the output is not a terminal. Takes the transport lock. */
+void virtio_console_resize(struct virtio_console *c);
+
 void virtio_console_destroy(struct virtio_console *c);
 
 #endif

@@ -66,6 +66,7 @@ static const int setup_calls[] = {
 static const unsigned long device_ioctls[] = {
 	KVM_IRQFD, KVM_SET_GSI_ROUTING, KVM_SIGNAL_MSI, KVM_IRQ_LINE, KVM_IOEVENTFD,
 	TUNSETOFFLOAD, BLKDISCARD, BLKZEROOUT,
+	TIOCGWINSZ, BLKGETSIZE64, /* host events: a console's terminal size, a disk's new size */
 };
 /* ... and the vCPU thread itself: running, fault reports. */
 static const unsigned long vcpu_ioctls[] = {

@@ -29,12 +29,25 @@
 
 static void kick_handler(int sig) { (void)sig; }
 
+/* Host events the control thread forwards to the event loop. */
+#define VM_HOST_EV_WINCH 1u   /* SIGWINCH: the terminal changed size (consoles) */
+#define VM_HOST_EV_DISKS 2u   /* SIGUSR2: disk images may have grown or shrunk */
+
+/* The signals the control thread reads: SIGINT/SIGTERM stop the VM, SIGWINCH and SIGUSR2 are
+ * host events. */
+static void host_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGWINCH);
+	sigaddset(set, SIGUSR2);
+}
+
 int vm_signals_init(void)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	host_signals(&set);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return -EINVAL;
 	/* A console reader that went away must not kill the VM: writes fail
@@ -72,7 +85,8 @@ static void on_stop_fd(void *opaque, uint32_t events)
 }
 
 /* The control thread: SIGINT/SIGTERM are served here, apart from the I/O
- * thread, so no amount of guest work delays the operator's signal. It ends
+ * thread, so no amount of guest work delays the operator's signal. SIGWINCH
+ * and SIGUSR2 become host events for the I/O thread (on_host_event). It ends
  * when ctl_quit_fd is written (vm_run, at the end of the VM). */
 static void *control_thread(void *arg)
 {
@@ -97,10 +111,37 @@ static void *control_thread(void *arg)
 		if (fds[1].revents)
 			return NULL;
 		struct signalfd_siginfo si;
-		if (fds[0].revents && read(vm->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-			log_info("received signal %u, stopping the VM", si.ssi_signo);
-			vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+		if (!fds[0].revents || read(vm->signal_fd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGWINCH || si.ssi_signo == SIGUSR2) {
+			atomic_fetch_or(&vm->host_events, si.ssi_signo == SIGWINCH ? VM_HOST_EV_WINCH
+										  : VM_HOST_EV_DISKS);
+			uint64_t one = 1;
+			if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
+				log_warn("cannot wake the event loop: %s", strerror(errno));
+			continue;
 		}
+		log_info("received signal %u, stopping the VM", si.ssi_signo);
+		vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+	}
+}
+
+/* Host events on the I/O thread: the devices re-read what changed on the host. */
+static void on_host_event(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	uint64_t v;
+	if (read(vm->host_event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_warn("host event eventfd: %s", strerror(errno));
+	unsigned ev = atomic_exchange(&vm->host_events, 0u);
+	if (ev & VM_HOST_EV_WINCH)
+		for (uint32_t i = 0; i < vm->nconsoles; i++)
+			virtio_console_resize(vm->consoles[i]);
+	if (ev & VM_HOST_EV_DISKS) {
+		unsigned changed = 0;
+		for (uint32_t i = 0; i < vm->nblks; i++)
+			changed += virtio_blk_resize(vm->blks[i]) == 1;
+		log_info("SIGUSR2: %u of %u disks changed size", changed, vm->nblks);
 	}
 }
 
@@ -113,9 +154,7 @@ static int setup_loop(struct vm *vm, struct error *err)
 	if (vm->stop_fd < 0)
 		return error_set(err, -errno, "eventfd: %s", strerror(errno));
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	host_signals(&set);
 	vm->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (vm->signal_fd < 0)
 		return error_set(err, -errno, "signalfd: %s", strerror(errno));
@@ -124,6 +163,12 @@ static int setup_loop(struct vm *vm, struct error *err)
 		return error_set(err, -errno, "eventfd: %s", strerror(errno));
 	vm->stop_handler = (struct evloop_handler){ on_stop_fd, vm };
 	if ((ret = evloop_add(&vm->loop, vm->stop_fd, EPOLLIN, &vm->stop_handler)))
+		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
+	vm->host_event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->host_event_fd < 0)
+		return error_set(err, -errno, "eventfd: %s", strerror(errno));
+	vm->host_event_handler = (struct evloop_handler){ on_host_event, vm };
+	if ((ret = evloop_add(&vm->loop, vm->host_event_fd, EPOLLIN, &vm->host_event_handler)))
 		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
 	return 0;
 }
@@ -311,6 +356,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = *cfg;
 	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
+	vm->host_event_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
 	struct timespec ts;
@@ -359,7 +405,10 @@ void vm_destroy(struct vm *vm)
 		close(vm->signal_fd);
 	if (vm->ctl_quit_fd >= 0)
 		close(vm->ctl_quit_fd);
+	if (vm->host_event_fd >= 0)
+		close(vm->host_event_fd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
+	vm->host_event_fd = -1;
 }
 
 static void control_stop(struct vm *vm, pthread_t ctl)

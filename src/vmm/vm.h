@@ -83,9 +83,11 @@ struct vm {
 
 	struct evloop loop;        /* runs on the thread that calls vm_run */
 	int stop_fd;               /* eventfd: a vCPU asks the loop to stop the VM */
-	int signal_fd;             /* SIGINT/SIGTERM, read by the control thread */
+	int signal_fd;             /* SIGINT/SIGTERM (stop), SIGWINCH, SIGUSR2: the control thread */
 	int ctl_quit_fd;           /* eventfd: the control thread ends */
-	struct evloop_handler stop_handler;
+	int host_event_fd;         /* eventfd: the control thread has host events for the loop */
+	_Atomic unsigned host_events; /* VM_HOST_EV_* waiting for the loop */
+	struct evloop_handler stop_handler, host_event_handler;
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
 	pthread_t io_thread;       /* the thread running the event loop ("msivm-io") */

@@ -66,4 +66,30 @@ fi
 run run --kernel "$PROBE" --cmdline "exit=5" --disk "path=$TMP/disk.img" --stats
 expect "--stats lists the disk's requests" 5 '' 'blk0: 0 requests \(in 0, out 0, flush 0'
 
+# --- SIGUSR2: the images are measured again and a new size reaches the device; SIGWINCH (no
+# terminal here) changes nothing; neither stops the VM. The guest reads entropy meanwhile.
+truncate -s 1M "$TMP/grow.img"
+"$MSIVM" run -v --kernel "$PROBE" --rng "" --cmdline "rng=32768" --disk "path=$TMP/grow.img" \
+	>"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 100); do grep -q 'msivm-vcpu0' /proc/$pid/task/*/comm 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+truncate -s 3M "$TMP/grow.img"
+kill -USR2 "$pid" 2>/dev/null
+kill -WINCH "$pid" 2>/dev/null
+for _ in $(seq 100); do grep -q 'disks changed size' "$TMP/err" && break; sleep 0.05; done
+alive=no
+kill -0 "$pid" 2>/dev/null && alive=yes
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"
+status=$?
+out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+if [ "$alive" = yes ] && grep -q 'blk0: image size 1048576 -> 3145728 bytes' "$TMP/err" &&
+	grep -q 'SIGUSR2: 1 of 1 disks changed size' "$TMP/err"; then
+	pass "SIGUSR2 re-reads a grown image (blk0 1 MiB -> 3 MiB), SIGWINCH is harmless, the VM runs on"
+else
+	fail "SIGUSR2 re-reads a grown image (alive after the signals: $alive)"
+fi
+expect "SIGTERM still stops that VM with 143" 143
+
 finish

@@ -1027,6 +1027,36 @@ static void topo_bogus(struct blk_backend *be)
 
 /* BLK_SIZE and TOPOLOGY (5.2.4: blk_size at 20; physical_block_exp,
  * alignment_offset, min_io_size, opt_io_size at 24..31, in logical blocks). */
+/* SIGUSR2 -> virtio_blk_resize: a grown image is announced (capacity, config generation,
+ * configuration-change ISR bit) and usable; a shrunk one refuses requests past its end; a size
+ * that is not a multiple of 512 changes nothing. */
+static void test_resize(void **state)
+{
+	struct fx *f = *state;
+	assert_true(start_dev(f, SYNC, false, 1, 0));
+	uint8_t gen = f->blk->pci.config_generation;
+	assert_int_equal(virtio_blk_resize(f->blk), 0);
+	assert_int_equal(f->blk->pci.config_generation, gen);
+	assert_int_equal(f->blk->pci.isr & 2, 0);
+	assert_int_equal(ftruncate(f->fd, DISK_SIZE * 2), 0);
+	assert_int_equal(virtio_blk_resize(f->blk), 1);
+	assert_int_equal(cfg(f, 0, 4), 2 * DISK_SECTORS);
+	assert_int_equal(cfg(f, 4, 4), 0);
+	assert_int_not_equal(f->blk->pci.config_generation, gen);
+	assert_int_equal(f->blk->pci.isr & 2, 2);
+	fill(f, DATA_GPA, 4096, 7);
+	assert_int_equal(req(f, 0, VIRTIO_BLK_T_OUT, DISK_SECTORS + 8, DATA_GPA, 4096),
+			 VIRTIO_BLK_S_OK);
+	assert_int_equal(ftruncate(f->fd, DISK_SIZE * 2 + 100), 0);
+	assert_int_equal(virtio_blk_resize(f->blk), -EINVAL);
+	assert_int_equal(cfg(f, 0, 4), 2 * DISK_SECTORS);
+	assert_int_equal(ftruncate(f->fd, DISK_SIZE), 0);
+	assert_int_equal(virtio_blk_resize(f->blk), 1);
+	assert_int_equal(cfg(f, 0, 4), DISK_SECTORS);
+	assert_int_equal(req(f, 0, VIRTIO_BLK_T_OUT, DISK_SECTORS + 8, DATA_GPA, 4096),
+			 VIRTIO_BLK_S_IOERR);
+}
+
 static void test_blk_size_and_topology(void **state)
 {
 	struct fx *f = *state;
@@ -1307,6 +1337,7 @@ int main(void)
 		T(test_request_pool_exhaustion),
 		T(test_used_length_covers_status),
 		T(test_unsupported_types_are_unsupp),
+		T(test_resize),
 		T(test_blk_size_and_topology),
 		T(test_config_wce),
 		T(test_limits_follow_backend),

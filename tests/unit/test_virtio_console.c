@@ -817,6 +817,18 @@ static void test_tty_size_in_config_and_resize(void **state)
 	ctl_expect(x, VIRTIO_CONSOLE_RESIZE, 0, 12);
 	assert_int_equal(ram_r16(x, g + 8), 132);   /* cols, then rows (virtio 1.2 5.3.6.2) */
 	assert_int_equal(ram_r16(x, g + 10), 43);
+	/* The terminal changes size (msivm gets SIGWINCH): one more RESIZE; the same size
+	 * again sends nothing. */
+	struct winsize ws = { .ws_row = 50, .ws_col = 100 };
+	assert_int_equal(ioctl(x->pty, TIOCSWINSZ, &ws), 0);
+	virtio_console_resize(x->con);
+	uint64_t g2 = x->ctl_gpa[ram_r32(x, USED_GPA(CRXQ) + 4 + 8 * 4) % QSIZE];
+	ctl_expect(x, VIRTIO_CONSOLE_RESIZE, 0, 12);
+	assert_int_equal(ram_r16(x, g2 + 8), 100);
+	assert_int_equal(ram_r16(x, g2 + 10), 50);
+	assert_int_equal(b0r(x, VPCI_DEVICE_OFF, 2), 100);
+	virtio_console_resize(x->con);
+	assert_int_equal(used_idx(x, CRXQ), 5);
 	/* Output reaches the terminal. */
 	struct tbuf a[] = { { "hi", 2, false, 0 } };
 	post(x, TXQ, a, 1);
