@@ -35,8 +35,10 @@
  *
  * Used length: the status byte is the last device-writable byte, so every
  * completion (OK, IOERR, UNSUPP, GET_ID) reports the whole device-writable
- * area, status byte included: a driver must assume a failed read may have
- * written any of its buffers.
+ * area, status byte included. The length must not claim bytes the device did
+ * not write (2.7.8.2), so whatever a completion leaves unwritten before the
+ * status byte is zeroed: the data of a failed or refused read, the rest of a
+ * GET_ID buffer after the id.
  */
 
 static uint64_t bit(unsigned n) { return 1ULL << n; }
@@ -139,9 +141,11 @@ static void blk_config_write(void *opaque, uint32_t off, const void *data, uint3
 		log_ratelimited(&b->rl, LOG_WARN, "%s: writeback=%u ignored: %s", b->name, v, why);
 		return;
 	}
-	if (v != writeback(b))
+	if (v != writeback(b)) {
 		log_info("%s: the driver switched the cache to %s", b->name,
 			 v ? "writeback" : "writethrough");
+		b->pci.config_generation++; /* a config value changed (4.1.4.3.1) */
+	}
 	b->writeback = (int8_t)v;
 }
 
@@ -205,6 +209,19 @@ static void push(struct virtio_blk *b, uint16_t qi, uint16_t head, uint8_t *stat
 	b->pushed[qi] = true;
 }
 
+/* Zeroes device-writable bytes [from, to) of chain c (offsets into its writable area). */
+static void zero_in(const struct virtq_chain *c, uint64_t from, uint64_t to)
+{
+	uint64_t pos = 0;
+	for (uint32_t i = c->n_out; i < c->n_out + c->n_in && pos < to; i++) {
+		uint64_t start = pos, stop = pos + c->buf[i].len;
+		pos = stop;
+		uint64_t lo = start > from ? start : from, hi = stop < to ? stop : to;
+		if (lo < hi)
+			memset((uint8_t *)c->buf[i].host + (lo - start), 0, hi - lo);
+	}
+}
+
 /* Completes the chain in b->chain at once. Returns 0 (keep going). */
 __attribute__((format(printf, 5, 6)))
 static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
@@ -217,6 +234,8 @@ static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
 	va_end(ap);
 	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
 			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
+	if (virtio_pci_queue(&b->pci, qi) && b->chain.in_bytes > 1)
+		zero_in(&b->chain, 0, b->chain.in_bytes - 1u); /* the used length covers it */
 	push(b, qi, b->chain.head, status, s, b->chain.in_bytes);
 	return 0;
 }
@@ -278,6 +297,9 @@ static void io_done(void *cookie, int64_t result)
 		b->stats.bytes_read += r->bytes;
 	else if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_OUT)
 		b->stats.bytes_written += r->bytes;
+	if (s != VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN && virtio_pci_queue(&b->pci, r->queue))
+		for (int i = 0; i < r->io.iovcnt; i++) /* what the failed read left: zeroes */
+			memset(r->iov[i].iov_base, 0, r->iov[i].iov_len);
 	push(b, r->queue, r->head, r->status, s, r->written);
 	req_free(b, r);
 }
@@ -419,6 +441,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
 		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
 		virtq_chain_scatter(c, b->id, n);
+		zero_in(c, n, c->in_bytes - 1u);
 		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, r->written);
 		return 0;
 	}

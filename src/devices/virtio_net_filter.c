@@ -77,6 +77,8 @@ uint8_t vnet_filter_command(struct virtio_net *n, uint8_t cls, uint8_t cmd, cons
 	if (cls == VIRTIO_NET_CTRL_MAC && cmd == VIRTIO_NET_CTRL_MAC_ADDR_SET) {
 		if (!vnet_has(n, VIRTIO_NET_F_CTRL_MAC_ADDR) || len != 6 || (data[0] & 1))
 			goto bad; /* a multicast address is no station address */
+		if (memcmp(n->mac, data, 6))
+			n->pci.config_generation++; /* the config's mac changed (4.1.4.3.1) */
 		memcpy(n->mac, data, 6);
 		return VIRTIO_NET_OK;
 	}

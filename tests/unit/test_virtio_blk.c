@@ -953,18 +953,30 @@ static void test_used_length_covers_status(void **state)
 {
 	struct fx *f = *state;
 	assert_true(start_dev(f, FAULT, false, 1, 0));
-	/* A read the host fails: its buffers may hold anything now. */
+	/* A read the host fails: the length covers its data, which the device zeroed (it must not
+	 * claim bytes it did not write, 2.7.8.2). */
+	static const uint8_t zero[4096];
+	memset(f->ram + READ_GPA, 0xaa, 4096);
 	fault_arm(f->fault, BLK_OP_READ, -EIO);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_IN, 0, READ_GPA, 4096), VIRTIO_BLK_S_IOERR);
 	assert_int_equal(f->last_len, 4097);
-	/* A read the device refuses (past the end), over two buffers. */
+	assert_memory_equal(f->ram + READ_GPA, zero, 4096);
+	/* A read the device refuses (past the end), over two buffers: zeroed as well. */
 	struct seg two[] = { { READ_GPA, 512, WR }, { READ_GPA + 0x10000, 1024, WR } };
+	memset(f->ram + READ_GPA, 0xaa, 512);
+	memset(f->ram + READ_GPA + 0x10000, 0xaa, 1024);
 	assert_int_equal(req_segs(f, 0, VIRTIO_BLK_T_IN, DISK_SECTORS - 1, two, 2),
 			 VIRTIO_BLK_S_IOERR);
 	assert_int_equal(f->last_len, 512 + 1024 + 1);
-	/* GET_ID with a buffer larger than the ID: the status byte sits at its end. */
+	assert_memory_equal(f->ram + READ_GPA, zero, 512);
+	assert_memory_equal(f->ram + READ_GPA + 0x10000, zero, 1024);
+	/* GET_ID with a buffer larger than the ID: the status byte sits at its end, the bytes
+	 * between the ID and it are zeroes. */
+	memset(f->ram + READ_GPA, 0xaa, 32);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_GET_ID, 0, READ_GPA, 32), VIRTIO_BLK_S_OK);
 	assert_int_equal(f->last_len, 33);
+	assert_memory_equal(f->ram + READ_GPA, "msivm-blk0", 10);
+	assert_memory_equal(f->ram + READ_GPA + 10, zero, 22);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_GET_ID, 0, READ_GPA, 20), VIRTIO_BLK_S_OK);
 	assert_int_equal(f->last_len, 21);
 	/* UNSUPP with a writable data buffer. */

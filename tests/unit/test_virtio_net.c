@@ -1089,8 +1089,10 @@ static void test_ctrl_mac_addr(void **state)
 	assert_true(f->offered & F(VIRTIO_NET_F_CTRL_MAC_ADDR));
 	const uint8_t mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 	const uint8_t mcast[6] = { 0x03, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	uint8_t gen = (uint8_t)cr(f, VPCI_CFG_GEN, 1);
 	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mac, 6),
 			 VIRTIO_NET_OK);
+	assert_int_equal((uint8_t)cr(f, VPCI_CFG_GEN, 1), (uint8_t)(gen + 1)); /* mac changed */
 	for (unsigned i = 0; i < 6; i++)
 		assert_int_equal(cfg(f, i, 1), mac[i]);
 	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mcast, 6),
