@@ -358,11 +358,15 @@ static const char *ctl_handle(struct virtio_console *c, const uint8_t *m)
 	if (value > 1)
 		return "control message value other than 0 or 1";
 	if (event == VIRTIO_CONSOLE_DEVICE_READY) {
-		if (value)
+		if (value && c->port_added)
+			log_ratelimited(&c->rl, LOG_WARN, "%s: DEVICE_READY again; port 0 exists "
+					"already (5.3.6.2.1: never added twice)", c->name);
+		else if (value)
 			ctl_queue(c, VIRTIO_CONSOLE_PORT_ADD, 0, NULL, 0);
 		else
 			log_ratelimited(&c->rl, LOG_WARN, "%s: the driver failed to set the "
 					"device up", c->name);
+		c->port_added |= value != 0;
 		return NULL;
 	}
 	if (id != 0)
@@ -471,6 +475,7 @@ static void con_reset(void *opaque)
 	rx_watch(c, false);
 	c->port_open = false;
 	c->port_ready = false;
+	c->port_added = false;
 	c->ctl_n = 0;
 }
 

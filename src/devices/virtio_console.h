@@ -87,6 +87,7 @@ struct virtio_console {
 	 * it has not registered yet. Device -> driver messages wait in ctl_msg. */
 	bool port_open;
 	bool port_ready;           /* the driver added port 0 (PORT_READY 1); until reset */
+	bool port_added;           /* PORT_ADD sent (after DEVICE_READY 1); until reset */
 	uint32_t ctl_n;
 	struct { uint8_t b[12]; uint32_t len; } ctl_msg[VIRTIO_CONSOLE_CTRL_MAX];
 

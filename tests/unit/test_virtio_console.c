@@ -725,6 +725,10 @@ static void test_mp_port_close_and_reset_hold_input(void **state)
 	mp_handshake_to_open(x, 0);
 	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
 	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	/* DEVICE_READY again: port 0 is not added a second time (5.3.6.2.1). */
+	uint16_t sent = used_idx(x, CRXQ);
+	ctl_send(x, 0xffffffff, VIRTIO_CONSOLE_DEVICE_READY, 1);
+	assert_int_equal(used_idx(x, CRXQ), sent);
 	post_rx(x, 4);
 	virtio_pci_kick(x->t, RXQ);
 	assert_true(x->con->in_watched);
@@ -790,10 +794,10 @@ static void test_mp_bad_control_messages_need_reset(void **state)
 	assert_int_equal(used_idx(x, CRXQ), 0);
 	assert_int_equal(used_idx(x, CTXQ), 0);
 	assert_int_equal(status(x) & NEEDS_RESET, 0);
-	/* DEVICE_READY over and over: the answers wait in a bounded list. */
+	/* PORT_READY over and over: the answers wait in a bounded list. */
 	mp_handshake_to_open(x, 0);
 	for (unsigned i = 0; i < 3 * VIRTIO_CONSOLE_CTRL_MAX; i++)
-		ctl_send(x, 0, VIRTIO_CONSOLE_DEVICE_READY, 1);
+		ctl_send(x, 0, VIRTIO_CONSOLE_PORT_READY, 1);
 	assert_int_equal(used_idx(x, CRXQ), 8);     /* the driver's 8 buffers */
 	assert_int_equal(x->con->ctl_n, VIRTIO_CONSOLE_CTRL_MAX);
 	assert_int_equal(status(x) & NEEDS_RESET, 0);
