@@ -75,7 +75,8 @@ struct blk_engine_ops {
 	 * the result will come through blk_attempt_done from `poll`, or -errno
 	 * if it could not be started. */
 	int (*start)(struct blk_backend *b, struct blk_io *io, int64_t *res);
-	/* Hands started attempts to the host (batching). Optional. */
+	/* Hands started attempts to the host (batching); may report attempts that completed
+	 * meanwhile through blk_attempt_done. Optional. */
 	void (*unplug)(struct blk_backend *b);
 	/* Reports finished attempts through blk_attempt_done; with `wait`, blocks
 	 * until at least one finished. Returns how many were reported, or -errno. */
@@ -166,7 +167,9 @@ void blk_backend_cancel(struct blk_backend *b);
  * blk_backend_unplug after a batch of submissions. */
 void blk_backend_submit(struct blk_backend *b, struct blk_io *io);
 
-/* Hands the submitted batch to the host. */
+/* Hands the submitted batch to the host. The io_uring engine also reports, before it returns,
+ * the attempts that completed during the submit (their callbacks run here): the caller must be
+ * ready for completions on any queue, as after blk_backend_complete. */
 void blk_backend_unplug(struct blk_backend *b);
 
 /* The event loop's poll/complete step: runs the callbacks of finished I/Os

@@ -1,4 +1,4 @@
-/* Block backend, io_uring engine: attempts become SQEs, submitted per batch; CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes run inline. */
+/* Block backend, io_uring engine: attempts become SQEs, submitted per batch and reaped right after when done; later CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes run inline. */
 #include "backends/blk_backend.h"
 
 #include <errno.h>
@@ -19,12 +19,12 @@
 struct uring_priv {
 	struct io_uring ring;
 	bool has_fallocate;        /* IORING_OP_FALLOCATE (5.6+); else fallocate runs inline */
+	bool eventfd_toggle;       /* IORING_CQ_EVENTFD_DISABLED works (5.8+): unplug reaps inline */
 	struct ratelimit rl;
 };
 
-static void uring_unplug(struct blk_backend *b)
+static void submit_all(struct uring_priv *u)
 {
-	struct uring_priv *u = b->priv;
 	while (io_uring_sq_ready(&u->ring)) {
 		int r = io_uring_submit(&u->ring);
 		if (r == -EINTR)
@@ -34,6 +34,49 @@ static void uring_unplug(struct blk_backend *b)
 					"at the next completion", strerror(-r));
 		if (r <= 0)
 			return;
+	}
+}
+
+/* Reports every completion already in the CQ. Returns how many. */
+static int reap(struct blk_backend *b)
+{
+	struct uring_priv *u = b->priv;
+	int n = 0;
+	struct io_uring_cqe *cqe;
+	while (io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+		struct blk_io *io = io_uring_cqe_get_data(cqe);
+		int64_t res = cqe->res;
+		io_uring_cqe_seen(&u->ring, cqe);
+		n++;
+		if (!io) { /* the cancel request itself */
+			if (b->inflight)
+				b->inflight--;
+			continue;
+		}
+		blk_attempt_done(b, io, res); /* may queue a remainder: submitted by the caller */
+	}
+	return n;
+}
+
+#define UNPLUG_ROUNDS 4u   /* submit + reap rounds per unplug (remainders resubmitted) */
+
+/* Submits the batch and reports, right here, what completed inside the submit (buffered I/O on
+ * cached pages does): no event-loop round trip, and the interrupt goes out with the batch. The
+ * CQ eventfd is off meanwhile; once it is on again the CQ is looked at once more, so a
+ * completion that came in between is reaped now, and any later one signals the eventfd. */
+static void uring_unplug(struct blk_backend *b)
+{
+	struct uring_priv *u = b->priv;
+	bool toggled = u->eventfd_toggle && io_uring_cq_eventfd_toggle(&u->ring, false) == 0;
+	for (unsigned i = 0; i < UNPLUG_ROUNDS && io_uring_sq_ready(&u->ring); i++) {
+		submit_all(u);
+		if (toggled)
+			reap(b);
+	}
+	if (toggled) {
+		io_uring_cq_eventfd_toggle(&u->ring, true);
+		reap(b);
+		submit_all(u);
 	}
 }
 
@@ -93,28 +136,12 @@ static int uring_poll(struct blk_backend *b, bool wait)
 	/* Completions posted after the read signal the eventfd again. */
 	int n = 0;
 	for (;;) {
-		struct io_uring_cqe *cqe;
-		int r = io_uring_peek_cqe(&u->ring, &cqe);
-		if (r == -EAGAIN) {
-			if (!wait || n > 0 || !b->inflight)
-				return n;
-			r = io_uring_submit_and_wait(&u->ring, 1);
-			if (r < 0 && r != -EINTR)
-				return r;
-			continue;
-		}
-		if (r < 0)
+		n += reap(b);
+		if (!wait || n > 0 || !b->inflight)
+			return n;
+		int r = io_uring_submit_and_wait(&u->ring, 1);
+		if (r < 0 && r != -EINTR)
 			return r;
-		struct blk_io *io = io_uring_cqe_get_data(cqe);
-		int64_t res = cqe->res;
-		io_uring_cqe_seen(&u->ring, cqe);
-		n++;
-		if (!io) { /* the cancel request itself */
-			if (b->inflight)
-				b->inflight--;
-			continue;
-		}
-		blk_attempt_done(b, io, res);
 	}
 }
 
@@ -188,6 +215,7 @@ int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err)
 	else
 		ret = probe_ops(u, err);
 	if (!ret) {
+		u->eventfd_toggle = io_uring_cq_eventfd_toggle(&u->ring, true) == 0;
 		/* io_uring's workers copy what does not complete inline: at most
 		 * half the host's CPUs, so a guest's flood of large requests leaves
 		 * CPU for the vCPUs and the I/O thread. */

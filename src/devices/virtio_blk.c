@@ -453,6 +453,19 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	}
 }
 
+/* Completions reaped inline (during an unplug) may belong to any queue: each queue with new
+ * used elements is signalled, and a queue that ran out of requests is rescheduled (its kick was
+ * consumed; the completion eventfd did not fire for what was reaped here). */
+static void after_completions(struct virtio_blk *b)
+{
+	for (uint16_t q = 0; q < b->nqueues; q++) {
+		if (b->pushed[q])
+			signal_queue(b, q);
+		if (b->starved[q] && b->free_reqs[q] && virtio_pci_queue(&b->pci, q))
+			virtio_pci_queue_resume(&b->pci, q);
+	}
+}
+
 /* Pops and starts the chains of queue qi while requests are free and the
  * budget lasts (the sync engine does the I/O right here). Lock held. */
 static void process_queue(struct virtio_blk *b, uint16_t qi)
@@ -484,8 +497,9 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 		if (handle_chain(b, qi, r))
 			break;
 	}
-	blk_backend_unplug(b->be);
+	blk_backend_unplug(b->be); /* io_uring: what completed during the submit is done now */
 	signal_queue(b, qi);
+	after_completions(b);
 }
 
 static void blk_notify(void *opaque, uint16_t qi)
