@@ -18,7 +18,7 @@
 # or hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
 # default 150), is booted again for the configurations it did not finish, up to
 # LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
-# LINUX_CHECK_RETRY_UNTIL seconds (default 900). Each retry is printed as "RETRY: L1 ...".
+# LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # --report prints the verdicts of the last run again (nothing is built or run).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
@@ -55,7 +55,7 @@ done
 TMO=${LINUX_CHECK_TIMEOUT:-300}
 SILENCE=${LINUX_CHECK_L1_SILENCE:-150}
 ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
-RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-900}
+RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-720}
 
 T0=$(date +%s)
 say() { echo "check-linux: [$(($(date +%s) - T0))s] $*"; }
