@@ -15,9 +15,9 @@
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
 # Nested L1 failures (its own kernel under TCG, not msivm's or the guest's): an L1 that panicked,
-# or hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
-# default 150), is booted again for the configurations it did not finish, up to
-# LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
+# hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
+# default 150), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
+# again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # --report prints the verdicts of the last run again (nothing is built or run).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
@@ -220,7 +220,7 @@ else
 			break # L1 finished: what is missing failed inside it, not retried
 		fi
 		# L1 died (its own kernel, under TCG) or hung: not msivm's or the L2 guest's doing.
-		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)' | head -n 3)
+		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)|^@@ L1 fault' | head -n 3)
 		if [ -z "$panic" ] && [ "$l1_hung" = 0 ] && { [ "$l1_rc" = 0 ] || [ "$l1_rc" = 124 ]; }; then
 			say "L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried"
 			break

@@ -211,6 +211,18 @@ run_config() {
 		fi
 		sleep 0.2
 	done
+	# A process SIGKILL cannot end within 20 s is stuck inside the kernel (here: L1's KVM under
+	# TCG), which no VMM can cause legitimately: say so and end this host (exit 99) instead of
+	# waiting for it forever.
+	i=0
+	while kill -0 "$vmm_pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	if kill -0 "$vmm_pid" 2>/dev/null; then
+		st=$(awk '{ print $3 }' "/proc/$vmm_pid/stat" 2>/dev/null)
+		stage "$cfg: L1 fault: $vmm (pid $vmm_pid, state ${st:-?}) survived SIGKILL for 20 s: stuck in the host kernel"
+		res FAIL vmm.stuck "$vmm survived SIGKILL (state ${st:-?}): stuck in the host kernel ($why)"
+		echo "rc=stuck why=$why" >"$d/vmm.status"
+		exit 99
+	fi
 	wait "$vmm_pid"
 	rc=$?
 	t_end=$(up)
