@@ -1,4 +1,4 @@
-/* virtio-rng: queue kick -> chains of writable buffers -> getrandom -> used ring -> interrupt. */
+/* virtio-rng: queue kick -> chains of writable buffers -> getrandom (pooled for small buffers) -> used ring -> interrupt. */
 #include "devices/virtio_rng.h"
 
 #include <errno.h>
@@ -16,8 +16,8 @@
  * (virtio-rng allows it), so a chain of gigabytes costs no more than this. */
 #define RNG_CHAIN_MAX (64u * 1024)
 
-/* Fills `len` bytes; returns how many were filled (short only on failure). */
-static uint32_t fill_random(uint8_t *p, uint32_t len)
+/* Fills `len` bytes straight from getrandom; returns how many (short only on failure). */
+static uint32_t getrandom_all(uint8_t *p, uint32_t len)
 {
 	uint32_t done = 0;
 	while (done < len) {
@@ -29,6 +29,32 @@ static uint32_t fill_random(uint8_t *p, uint32_t len)
 			break;
 		}
 		done += (uint32_t)n;
+	}
+	return done;
+}
+
+/* Fills `len` bytes of guest buffer: small requests from the device's pool (one getrandom per
+ * VIRTIO_RNG_POOL_BYTES, not one per buffer), large ones straight from getrandom. Pool bytes
+ * are handed out once: what was copied is wiped. Returns how many were filled (short only when
+ * getrandom fails). */
+static uint32_t fill_random(struct virtio_rng *r, uint8_t *p, uint32_t len)
+{
+	if (len >= VIRTIO_RNG_POOL_BYTES)
+		return getrandom_all(p, len);
+	uint32_t done = 0;
+	while (done < len) {
+		if (r->pool_left == 0) {
+			if (getrandom_all(r->pool, VIRTIO_RNG_POOL_BYTES) != VIRTIO_RNG_POOL_BYTES)
+				break;
+			r->pool_left = VIRTIO_RNG_POOL_BYTES;
+			r->pool_refills++;
+		}
+		uint32_t k = len - done < r->pool_left ? len - done : r->pool_left;
+		uint8_t *src = r->pool + VIRTIO_RNG_POOL_BYTES - r->pool_left;
+		memcpy(p + done, src, k);
+		explicit_bzero(src, k);
+		r->pool_left -= k;
+		done += k;
 	}
 	return done;
 }
@@ -53,7 +79,7 @@ static void rng_notify(void *opaque, uint16_t qi)
 			uint32_t want = r->chain.buf[i].len;
 			if (want > room - written)
 				want = (uint32_t)(room - written);
-			uint32_t n = fill_random(r->chain.buf[i].host, want);
+			uint32_t n = fill_random(r, r->chain.buf[i].host, want);
 			written += n;
 			if (n < r->chain.buf[i].len)
 				break; /* full, or getrandom failed */

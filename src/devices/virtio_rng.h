@@ -9,12 +9,17 @@
 
 #define VIRTIO_ID_RNG 4
 
+#define VIRTIO_RNG_POOL_BYTES (64u * 1024) /* one getrandom serves this many bytes of small buffers */
+
 struct virtio_rng {
 	struct virtio_pci pci;
 	char name[16];
 	uint64_t bytes;             /* entropy handed to the guest */
 	uint64_t requests;
 	struct virtq_chain chain;   /* scratch for the chain being served */
+	uint8_t pool[VIRTIO_RNG_POOL_BYTES]; /* getrandom output not handed out yet (the tail) */
+	uint32_t pool_left;         /* unused bytes at the end of pool */
+	uint64_t pool_refills;      /* getrandom calls that refilled the pool */
 
 	/* Latency mode: instead of entropy, one buffer is completed per timer
 	 * tick with the guest-TSC time of the interrupt in its first 8 bytes. */
