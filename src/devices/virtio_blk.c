@@ -17,6 +17,7 @@
 #define DWZ_SIZE 16u   /* discard/write-zeroes segment: sector u64, num_sectors u32, flags u32 */
 #define DISCARD_ALIGN_SECTORS 8u
 #define VBLK_BUDGET_BYTES (8u << 20) /* per wake-up: a queue depth of large reads or writes */
+#define VBLK_ZERO_MAX (1u << 20)     /* data bytes a refused request may have zeroed */
 
 /*
  * Cache mode: writeback. Data goes through the host page cache (no O_DIRECT);
@@ -38,7 +39,9 @@
  * area, status byte included. The length must not claim bytes the device did
  * not write (2.7.8.2), so whatever a completion leaves unwritten before the
  * status byte is zeroed: the data of a failed or refused read, the rest of a
- * GET_ID buffer after the id.
+ * GET_ID buffer after the id. Exceptions: a refused request with more than
+ * VBLK_ZERO_MAX writable data bytes gets length 0 (bounded work per wake-up),
+ * and a cancelled read (reset, teardown) is not zeroed.
  */
 
 static uint64_t bit(unsigned n) { return 1ULL << n; }
@@ -234,9 +237,15 @@ static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
 	va_end(ap);
 	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
 			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
-	if (virtio_pci_queue(&b->pci, qi) && b->chain.in_bytes > 1)
-		zero_in(&b->chain, 0, b->chain.in_bytes - 1u); /* the used length covers it */
-	push(b, qi, b->chain.head, status, s, b->chain.in_bytes);
+	/* The used length covers the data area only if it was zeroed; a refused request with more
+	 * than VBLK_ZERO_MAX of it (never one a driver means: a hostile flood) costs no memset and
+	 * gets a length of 0 (nothing promised). */
+	uint32_t len = b->chain.in_bytes;
+	if (len - 1u > VBLK_ZERO_MAX)
+		len = 0;
+	else if (virtio_pci_queue(&b->pci, qi))
+		zero_in(&b->chain, 0, len - 1u);
+	push(b, qi, b->chain.head, status, s, len);
 	return 0;
 }
 
@@ -297,7 +306,9 @@ static void io_done(void *cookie, int64_t result)
 		b->stats.bytes_read += r->bytes;
 	else if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_OUT)
 		b->stats.bytes_written += r->bytes;
-	if (s != VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN && virtio_pci_queue(&b->pci, r->queue))
+	/* Cancelled (reset, end of the VM): no driver will look, and a teardown must stay quick. */
+	if (s != VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN && result != -ECANCELED &&
+	    virtio_pci_queue(&b->pci, r->queue))
 		for (int i = 0; i < r->io.iovcnt; i++) /* what the failed read left: zeroes */
 			memset(r->iov[i].iov_base, 0, r->iov[i].iov_len);
 	push(b, r->queue, r->head, r->status, s, r->written);

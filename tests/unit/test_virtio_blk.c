@@ -991,6 +991,14 @@ static void test_used_length_covers_status(void **state)
 	assert_int_equal(f->last_len, 512 + 1024 + 1);
 	assert_memory_equal(f->ram + READ_GPA, zero, 512);
 	assert_memory_equal(f->ram + READ_GPA + 0x10000, zero, 1024);
+	/* A refused read with more than 1 MiB of buffer (a flood, not a driver): no memset of it,
+	 * length 0. */
+	struct seg big[] = { { READ_GPA, 1024 * 1024, WR }, { READ_GPA + 0x100000, 4096, WR } };
+	memset(f->ram + READ_GPA, 0xaa, 1024 * 1024 + 4096);
+	assert_int_equal(req_segs(f, 0, VIRTIO_BLK_T_IN, DISK_SECTORS, big, 2), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(f->last_len, 0);
+	assert_int_equal(f->ram[READ_GPA], 0xaa);
+	assert_int_equal(f->ram[READ_GPA + 0x100000 + 4095], 0xaa);
 	/* GET_ID with a buffer larger than the ID: the status byte sits at its end, the bytes
 	 * between the ID and it are zeroes. */
 	memset(f->ram + READ_GPA, 0xaa, 32);
