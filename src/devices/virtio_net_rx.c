@@ -120,15 +120,16 @@ static enum rx_result deliver(struct virtio_net *n, uint16_t qi, struct virtq *q
 	return RX_DONE;
 }
 
+/* Is receive offload f (a feature bit) in the set? */
+static bool offload_on(uint64_t offloads, unsigned f) { return offloads & (1ull << f); }
+
 /* Checks and completes the offload header of a frame the backend sent
  * with one: only what the driver accepts. Returns false to drop the frame. */
-static bool on(uint64_t offloads, unsigned f) { return offloads & (1ull << f); }
-
 static bool fix_header(struct virtio_net *n, uint8_t *h)
 {
 	uint8_t flags = h[0], gso = h[1];
 	uint64_t g = vnet_guest_offloads(n);
-	if (!on(g, VIRTIO_NET_F_GUEST_CSUM)) {
+	if (!offload_on(g, VIRTIO_NET_F_GUEST_CSUM)) {
 		if (flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
 			return false;
 		flags = 0;
@@ -140,17 +141,17 @@ static bool fix_header(struct virtio_net *n, uint8_t *h)
 			return false;
 		break;
 	case VIRTIO_NET_HDR_GSO_TCPV4:
-		if (!on(g, VIRTIO_NET_F_GUEST_TSO4))
+		if (!offload_on(g, VIRTIO_NET_F_GUEST_TSO4))
 			return false;
 		break;
 	case VIRTIO_NET_HDR_GSO_TCPV6:
-		if (!on(g, VIRTIO_NET_F_GUEST_TSO6))
+		if (!offload_on(g, VIRTIO_NET_F_GUEST_TSO6))
 			return false;
 		break;
 	default:
 		return false;
 	}
-	if ((gso & VIRTIO_NET_HDR_GSO_ECN) && !on(g, VIRTIO_NET_F_GUEST_ECN))
+	if ((gso & VIRTIO_NET_HDR_GSO_ECN) && !offload_on(g, VIRTIO_NET_F_GUEST_ECN))
 		return false;
 	h[0] = flags;
 	return true;
@@ -204,14 +205,14 @@ static enum fill_result fill(struct virtio_net *n, struct vnet_bq *bq)
 static unsigned wanted_offloads(const struct virtio_net *n)
 {
 	uint64_t g = vnet_guest_offloads(n);
-	if (!on(g, VIRTIO_NET_F_GUEST_CSUM))
+	if (!offload_on(g, VIRTIO_NET_F_GUEST_CSUM))
 		return 0;
 	unsigned f = NET_OFFLOAD_CSUM;
-	if (on(g, VIRTIO_NET_F_GUEST_TSO4))
+	if (offload_on(g, VIRTIO_NET_F_GUEST_TSO4))
 		f |= NET_OFFLOAD_TSO4;
-	if (on(g, VIRTIO_NET_F_GUEST_TSO6))
+	if (offload_on(g, VIRTIO_NET_F_GUEST_TSO6))
 		f |= NET_OFFLOAD_TSO6;
-	if (on(g, VIRTIO_NET_F_GUEST_ECN))
+	if (offload_on(g, VIRTIO_NET_F_GUEST_ECN))
 		f |= NET_OFFLOAD_ECN;
 	return f & n->be->offloads;
 }
