@@ -249,6 +249,8 @@ declare -A V
 names=()
 while read -r n cf _; do
 	case "$n" in "" | \#*) continue ;; esac
+	# Nested, msix reboots without a triple fault (tests/linux/l1-init says why).
+	[ "$mode" = nested ] && [ "$n" = power.reboot-triple ] && continue
 	names+=("$n")
 	for c in $configs; do
 		case ",$cf," in ",all," | *",$c,"*) V[$c/$n]=MISS ;; esac

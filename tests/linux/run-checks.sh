@@ -18,7 +18,8 @@
 #   LC_NET (10.0.2: host .2, guest .15), LC_PORT (5211: iperf3; +1..+4 the nc listeners),
 #   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
 #   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2),
-#   LC_SEQMIB (the sequential disk pattern, default LC_MIB), LC_L2EXTRA (appended to the L2 command line)
+#   LC_SEQMIB (the sequential disk pattern, default LC_MIB), LC_L2EXTRA (appended to the L2 command line),
+#   LC_MSIX_POWER (msix's power sequence, default acpi,kbd,triple,off; the nested L1 drops triple)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -83,7 +84,7 @@ trap 'cleanup' EXIT
 config() {
 	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk=
 	case "$1" in
-	msix) power=acpi,kbd,triple,off ;;
+	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} ;;
 	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
 	msi) irq=msi expect=intx loopdisk=1 ;;
 	intx) irq=intx expect=intx ;;
