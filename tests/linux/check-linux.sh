@@ -16,7 +16,8 @@
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
 # Nested L1 failures (its own kernel under TCG, not msivm's or the guest's): an L1 that panicked,
 # hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
-# default 150), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
+# default 150; or no progress line from run-checks for LINUX_CHECK_L1_PROGRESS, default 200,
+# while the heartbeat goes on), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
 # again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # --report prints the verdicts of the last run again (nothing is built or run).
@@ -54,6 +55,7 @@ for c in $configs; do
 done
 TMO=${LINUX_CHECK_TIMEOUT:-300}
 SILENCE=${LINUX_CHECK_L1_SILENCE:-150}
+PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-200}
 ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
 RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-720}
 
@@ -133,7 +135,9 @@ show() { # log-file
 		line=${line%$'\r'}
 		printf '[%7.1f] %s\n' "$(echo "$EPOCHREALTIME $T0" | awk '{print $1 - $2}')" "$line" >>"$1"
 		case "$line" in
-		"@@ "*) echo "check-linux: [$(($(date +%s) - T0))s] ${line#@@ }" ;;
+		"@@ "*)
+			: >"$1.progress" # run-checks or l1-init moved on (the watchdog looks at this)
+			echo "check-linux: [$(($(date +%s) - T0))s] ${line#@@ }" ;;
 		"  "*" | lc: "*) echo "$line" ;;
 		esac
 	done
@@ -181,14 +185,26 @@ run_l1() { # attempt configs...
 		</dev/null >"$f" 2>&1 &
 	local qp=$!
 	kids="$qp $sp"
-	# Watchdog: L1's console is never quiet for long while it lives (heartbeat every 15 s).
-	l1_hung=0
+	# Watchdog: L1's console is never quiet for long while it lives (heartbeat every 15 s), and
+	# run-checks prints progress ("@@ ...") at least every 60 s while a configuration runs (it
+	# stops its VMM after the configuration's timeout): silence, or progress stalled for
+	# PROGRESS_SILENCE s while the heartbeat goes on, means L1 itself hung.
+	l1_hung=0 started=$(date +%s)
+	rm -f "$l1_log.progress"
 	while kill -0 "$qp" 2>/dev/null; do
 		sleep 5
 		[ -e "$l1_log" ] || continue
-		if [ $(($(date +%s) - $(stat -c %Y "$l1_log"))) -gt "$SILENCE" ]; then
-			say "L1 printed nothing (not even its heartbeat) for ${SILENCE}s: it hung; stopping it"
-			l1_hung=1
+		now=$(date +%s) why=
+		if [ $((now - $(stat -c %Y "$l1_log"))) -gt "$SILENCE" ]; then
+			why="printed nothing (not even its heartbeat) for ${SILENCE}s"
+		elif [ -e "$l1_log.progress" ] && [ $((now - $(stat -c %Y "$l1_log.progress"))) -gt "$PROGRESS_SILENCE" ]; then
+			why="made no progress (no '@@' line from run-checks) for ${PROGRESS_SILENCE}s while its heartbeat went on"
+		elif [ ! -e "$l1_log.progress" ] && [ $((now - started)) -gt "$PROGRESS_SILENCE" ]; then
+			why="never reached its init in ${PROGRESS_SILENCE}s"
+		fi
+		if [ -n "$why" ]; then
+			say "L1 $why: it hung; stopping it"
+			l1_hung=1 l1_hang_why=$why
 			kill -TERM "$qp" 2>/dev/null
 			pkill -TERM -P "$qp" 2>/dev/null
 			break
@@ -226,7 +242,7 @@ else
 			break
 		fi
 		why="status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}"
-		[ "$l1_hung" = 1 ] && why="hung: no console output for ${SILENCE}s"
+		[ "$l1_hung" = 1 ] && why="hung: $l1_hang_why"
 		if [ "$attempt" -ge "$ATTEMPTS" ] || [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; then
 			say "L1 died before finishing ($why); configurations not done:$missing; no retry left ($attempt boots, $(($(date +%s) - T0))s of ${RETRY_UNTIL}s)"
 			break
