@@ -20,6 +20,7 @@
 # while the heartbeat goes on), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
 # again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
+# Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # --report prints the verdicts of the last run again (nothing is built or run).
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
@@ -174,7 +175,7 @@ run_l1() { # attempt configs...
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
 	[ -n "${LC_SEQMIB:-}" ] && cmd="$cmd lc.seqmib=$LC_SEQMIB"
 	[ -n "${LC_L2EXTRA:-}" ] && cmd="$cmd lc.l2extra=$(echo "$LC_L2EXTRA" | tr ' ' '+')"
-	say "boot L1 (attempt $attempt): QEMU TCG -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
+	say "boot L1 (boot $attempt of this run): QEMU TCG -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"
 	show "$l1_log" <"$f" &
 	local sp=$!
@@ -216,9 +217,54 @@ run_l1() { # attempt configs...
 	kids=
 	rm -f "$f"
 	say "L1 exited with status $l1_rc$([ $l1_rc = 124 ] && echo ' (timeout)')$([ $l1_hung = 1 ] && echo ' (hung, stopped)')"
-	mkdir -p "$RES"
-	tar xf "$img" -C "$RES" 2>/dev/null || say "no result archive from L1"
-	rm -f "$img"
+	# The archive holds this L1's configurations and its own done list: merged into $RES.
+	local x=$LOGS/l1-$attempt.out c
+	rm -rf "$x"
+	mkdir -p "$x" "$RES"
+	if tar xf "$img" -C "$x" 2>/dev/null; then
+		for c in "$@"; do
+			[ -d "$x/$c" ] && rm -rf "${RES:?}/$c" && cp -a "$x/$c" "$RES/"
+		done
+		[ -s "$x/done" ] && cat "$x/done" >>"$RES/done"
+		[ -e "$x/l1-error" ] && cp "$x/l1-error" "$RES/"
+	else
+		say "no result archive from L1"
+	fi
+	rm -rf "$x" "$img"
+}
+
+# Runs `configs` in L1 boots until each is done, retrying an L1 that died or hung (not msivm's or
+# the L2 guest's doing) for the configurations it did not finish. Boots are numbered across groups.
+run_group() { # configs...
+	local todo="$*" c missing panic why
+	local tries=1
+	while :; do
+		boot=$((boot + 1))
+		run_l1 $boot $todo
+		missing=
+		for c in $todo; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
+		[ -n "$missing" ] || return 0
+		if grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
+			return 0 # L1 finished: what is missing failed inside it, not retried
+		fi
+		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)|^@@ L1 fault' | head -n 3)
+		if [ -z "$panic" ] && [ "$l1_hung" = 0 ] && { [ "$l1_rc" = 0 ] || [ "$l1_rc" = 124 ]; }; then
+			say "L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried"
+			return 0
+		fi
+		why="status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}"
+		[ "$l1_hung" = 1 ] && why="hung: $l1_hang_why"
+		if [ "$tries" -ge "$ATTEMPTS" ] || [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; then
+			say "L1 died before finishing ($why); configurations not done:$missing; no retry left ($tries boots for them, $(($(date +%s) - T0))s of ${RETRY_UNTIL}s)"
+			return 0
+		fi
+		say "RETRY: L1 died before finishing ($why); configurations not done:$missing; booting L1 again for them (boot $((tries + 1)) of at most $ATTEMPTS)"
+		# The unfinished configurations' partial results are kept aside, not counted.
+		for c in $missing; do
+			[ -d "$RES/$c" ] && mv "$RES/$c" "$LOGS/results-boot$boot-$c"
+		done
+		todo=$missing tries=$((tries + 1))
+	done
 }
 
 if [ "$report" = 1 ]; then
@@ -226,36 +272,16 @@ if [ "$report" = 1 ]; then
 elif [ "$mode" = direct ]; then
 	run_direct $configs
 else
-	todo=$configs attempt=1
-	while :; do
-		run_l1 $attempt $todo
-		missing=
-		for c in $configs; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
-		[ -n "$missing" ] || break
-		if grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
-			break # L1 finished: what is missing failed inside it, not retried
-		fi
-		# L1 died (its own kernel, under TCG) or hung: not msivm's or the L2 guest's doing.
-		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)|^@@ L1 fault' | head -n 3)
-		if [ -z "$panic" ] && [ "$l1_hung" = 0 ] && { [ "$l1_rc" = 0 ] || [ "$l1_rc" = 124 ]; }; then
-			say "L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried"
-			break
-		fi
-		why="status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}"
-		[ "$l1_hung" = 1 ] && why="hung: $l1_hang_why"
-		if [ "$attempt" -ge "$ATTEMPTS" ] || [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; then
-			say "L1 died before finishing ($why); configurations not done:$missing; no retry left ($attempt boots, $(($(date +%s) - T0))s of ${RETRY_UNTIL}s)"
-			break
-		fi
-		say "RETRY: L1 died before finishing ($why); configurations not done:$missing; booting L1 again for them (boot $((attempt + 1)) of at most $ATTEMPTS)"
-		# The unfinished configuration's partial results are not kept.
-		mv "$RES" "$LOGS/results-attempt$attempt"
-		mkdir -p "$RES"
-		for c in $configs; do
-			case " $missing " in *" $c "*) ;; *) cp -a "$LOGS/results-attempt$attempt/$c" "$RES/" && echo "$c" >>"$RES/done" ;; esac
-		done
-		todo=$missing attempt=$((attempt + 1))
-	done
+	# One L1 per configuration (LINUX_CHECK_L1_SHARED=1: one for all): a fresh nested host each
+	# time costs ~10 s of boot and keeps every L1 young (the L1 failures seen came in long-lived
+	# L1s: two panics at 251 s of uptime, L2 failures in the fourth configuration of one L1).
+	boot=0
+	rm -f "$RES/done"
+	if [ "${LINUX_CHECK_L1_SHARED:-0}" = 1 ]; then
+		run_group $configs
+	else
+		for c in $configs; do run_group "$c"; done
+	fi
 fi
 
 # --- verdicts: every expected check of every configuration
