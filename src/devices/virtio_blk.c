@@ -17,7 +17,7 @@
 #define DWZ_SIZE 16u   /* discard/write-zeroes segment: sector u64, num_sectors u32, flags u32 */
 #define DISCARD_ALIGN_SECTORS 8u
 #define VBLK_BUDGET_BYTES (8u << 20) /* per wake-up: a queue depth of large reads or writes */
-#define VBLK_ZERO_MAX (1u << 20)     /* data bytes a refused request may have zeroed */
+#define VBLK_ZERO_MAX (1u << 20)     /* data bytes a completion at once may have zeroed */
 
 /*
  * Cache mode: writeback. Data goes through the host page cache (no O_DIRECT);
@@ -39,9 +39,9 @@
  * area, status byte included. The length must not claim bytes the device did
  * not write (2.7.8.2), so whatever a completion leaves unwritten before the
  * status byte is zeroed: the data of a failed or refused read, the rest of a
- * GET_ID buffer after the id. Exceptions: a refused request with more than
- * VBLK_ZERO_MAX writable data bytes gets length 0 (bounded work per wake-up),
- * and a cancelled read (reset, teardown) is not zeroed.
+ * GET_ID buffer after the id. Exceptions: a refused or GET_ID request with
+ * more than VBLK_ZERO_MAX writable data bytes gets length 0 (bounded work per
+ * wake-up), and a cancelled read (reset, teardown) is not zeroed.
  */
 
 static uint64_t bit(unsigned n) { return 1ULL << n; }
@@ -225,6 +225,19 @@ static void zero_in(const struct virtq_chain *c, uint64_t from, uint64_t to)
 	}
 }
 
+/* The used length of chain c completed at once, the device having written its first `from`
+ * writable bytes and the status byte: the rest before the status byte is zeroed and the whole
+ * writable area reported; with more than VBLK_ZERO_MAX writable data bytes (never a request a
+ * driver means: a hostile flood) nothing is zeroed and the length is 0 (nothing promised). */
+static uint32_t covered_len(const struct virtq_chain *c, uint32_t from)
+{
+	uint32_t data = c->in_bytes - 1u; /* in_bytes >= 1: handle_chain checked the status byte */
+	if (data > VBLK_ZERO_MAX)
+		return 0;
+	zero_in(c, from, data);
+	return c->in_bytes;
+}
+
 /* Completes the chain in b->chain at once. Returns 0 (keep going). */
 __attribute__((format(printf, 5, 6)))
 static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
@@ -237,15 +250,8 @@ static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
 	va_end(ap);
 	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
 			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
-	/* The used length covers the data area only if it was zeroed; a refused request with more
-	 * than VBLK_ZERO_MAX of it (never one a driver means: a hostile flood) costs no memset and
-	 * gets a length of 0 (nothing promised). */
-	uint32_t len = b->chain.in_bytes;
-	if (len - 1u > VBLK_ZERO_MAX)
-		len = 0;
-	else if (virtio_pci_queue(&b->pci, qi))
-		zero_in(&b->chain, 0, len - 1u);
-	push(b, qi, b->chain.head, status, s, len);
+	/* Called from process_queue only: the queue is live. */
+	push(b, qi, b->chain.head, status, s, covered_len(&b->chain, 0));
 	return 0;
 }
 
@@ -452,8 +458,7 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
 		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
 		virtq_chain_scatter(c, b->id, n);
-		zero_in(c, n, c->in_bytes - 1u);
-		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, r->written);
+		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, covered_len(c, n));
 		return 0;
 	}
 	case VIRTIO_BLK_T_DISCARD:

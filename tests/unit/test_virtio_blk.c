@@ -1006,6 +1006,13 @@ static void test_used_length_covers_status(void **state)
 	assert_int_equal(f->last_len, 33);
 	assert_memory_equal(f->ram + READ_GPA, "msivm-blk0", 10);
 	assert_memory_equal(f->ram + READ_GPA + 10, zero, 22);
+	/* GET_ID with more than 1 MiB of buffer: the id, no memset of the rest, length 0. */
+	memset(f->ram + READ_GPA, 0xaa, 1024 * 1024 + 4096);
+	assert_int_equal(req_segs(f, 0, VIRTIO_BLK_T_GET_ID, 0, big, 2), VIRTIO_BLK_S_OK);
+	assert_int_equal(f->last_len, 0);
+	assert_memory_equal(f->ram + READ_GPA, "msivm-blk0", 10);
+	assert_int_equal(f->ram[READ_GPA + 20], 0xaa);
+	assert_int_equal(f->ram[READ_GPA + 0x100000 + 4095], 0xaa);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_GET_ID, 0, READ_GPA, 20), VIRTIO_BLK_S_OK);
 	assert_int_equal(f->last_len, 21);
 	/* UNSUPP with a writable data buffer. */
