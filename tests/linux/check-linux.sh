@@ -4,7 +4,7 @@
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
 #   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,qemu] [--mode auto|direct|nested]
-#                              [--no-build] [--report]
+#                              [--no-build] [--report] [--bootloop N]
 #
 # Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), qemu (the same
@@ -22,6 +22,11 @@
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # --report prints the verdicts of the last run again (nothing is built or run).
+# --bootloop N is an experiment, not a test: N boots of the L2 guest per configuration
+# (interleaved, each only to init and poweroff; default configurations msix,qemu), one line per
+# boot and a tally of how each ended (ok, reset, panic, hang) and of the L1 deaths
+# (run-checks.sh --bootloop; docs/linux-guests.md has the results). LC_BOOTWORK=1: each boot runs
+# the checks' whole first pass (workloads included) before its poweroff.
 # Prints "PASS config/check detail" or "FAIL config/check: why" per check, a table, and exits 1
 # when a check failed or is missing. Logs: build/linux/logs/. Needs root.
 set -uo pipefail
@@ -34,9 +39,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 B=$top/build/linux
 LOGS=$B/logs
-configs=${LINUX_CHECK_CONFIGS:-msix,msi,intx,nomsi,qemu}
+configs=${LINUX_CHECK_CONFIGS:-}
 mode=${LINUX_CHECK_MODE:-auto}
-build=1 report=0
+build=1 report=0 bootloop=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--configs) configs=$2; shift ;;
@@ -45,11 +50,18 @@ while [ $# -gt 0 ]; do
 	--mode=*) mode=${1#*=} ;;
 	--no-build) build=0 ;;
 	--report) report=1 ;;
+	--bootloop) bootloop=$2; shift ;;
+	--bootloop=*) bootloop=${1#*=} ;;
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "check-linux: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ -n "$bootloop" ]; then
+	case "$bootloop" in *[!0-9]* | "" | 0) echo "check-linux: --bootloop needs a positive count, not '$bootloop'" >&2; exit 2 ;; esac
+	configs=${configs:-msix,qemu}
+fi
+configs=${configs:-msix,msi,intx,nomsi,qemu}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in msix | msi | intx | nomsi | qemu) ;; *) echo "check-linux: unknown configuration $c" >&2; exit 2 ;; esac
@@ -168,8 +180,8 @@ run_l1() { # attempt configs...
 	local img=$B/l1-out.img f=$LOGS/l1.fifo t
 	l1_log=$LOGS/l1-$attempt.log
 	rm -f "$img" && truncate -s 128M "$img"
-	t=$(budget "$@")
-	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO"
+	t=${l1_budget:-$(budget "$@")}
+	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO${l1_extra:+ $l1_extra}"
 	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
@@ -267,7 +279,53 @@ run_group() { # configs...
 	done
 }
 
-if [ "$report" = 1 ]; then
+# The boot-loop experiment: L1 boots until every configuration has N boots (or 6 L1 boots).
+run_bootloop() {
+	local tally=$LOGS/bootloop.txt c k least left deaths=0
+	: >"$tally"
+	boot=0
+	while :; do
+		least=$bootloop
+		for c in $configs; do
+			k=$(awk -v c="$c" '$1 == c' "$tally" | wc -l)
+			[ "$k" -lt "$least" ] && least=$k
+		done
+		left=$((bootloop - least))
+		[ "$left" -gt 0 ] || break
+		if [ "$boot" -ge 6 ]; then
+			say "bootloop: 6 L1 boots used; $left boots per configuration not run"
+			break
+		fi
+		boot=$((boot + 1))
+		if [ "$mode" = direct ]; then
+			run_direct --bootloop "$left" $configs
+			l1_log=$LOGS/run-checks.log
+		else
+			l1_extra="lc.bootloop=$left${LC_BOOTWORK:+ lc.bootwork=$LC_BOOTWORK}"
+			l1_budget=$((240 + left * $(echo $configs | wc -w) * (TMO / 2 + 60)))
+			run_l1 $boot $configs
+			l1_extra= l1_budget=
+		fi
+		sed -n 's/^\[ *[0-9.]*\] @@ bootloop \([0-9]*\)\/[0-9]* \([a-z]*\): \([a-z]*\).*/\2 \3/p' "$l1_log" >>"$tally"
+		if [ "$mode" = nested ] && ! grep -q '^\[ *[0-9.]*\] @@ L1 end' "$l1_log"; then
+			deaths=$((deaths + 1))
+			why=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:)|^@@ L1 fault' | head -n1)
+			say "bootloop: L1 boot $boot died (${why:-status $l1_rc$([ "$l1_hung" = 1 ] && echo ', hung')}); its finished boots count"
+		fi
+		[ "$mode" = direct ] && break
+	done
+	echo
+	echo "=== bootloop ($mode): $bootloop boots per configuration asked, $boot L1 boots, $deaths L1 deaths"
+	for c in $configs; do
+		echo "$c: $(awk -v c="$c" '$1 == c { n[$2]++; t++ } END { printf "%d boots: ok=%d reset=%d panic=%d hang=%d", t, n["ok"], n["reset"], n["panic"], n["hang"] }' "$tally")"
+	done | tee "$LOGS/bootloop-summary.txt"
+	grep -h '@@ bootloop [0-9]*/[0-9]* [a-z]*: [^o]' "$LOGS"/l1-*.log "$LOGS"/run-checks.log 2>/dev/null | sed 's/^\[ *[0-9.]*\] @@ /  /' | tee -a "$LOGS/bootloop-summary.txt"
+}
+
+if [ -n "$bootloop" ]; then
+	run_bootloop
+	exit 0
+elif [ "$report" = 1 ]; then
 	say "report only: verdicts of the last run in $RES"
 elif [ "$mode" = direct ]; then
 	run_direct $configs

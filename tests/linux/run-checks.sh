@@ -3,6 +3,7 @@
 # by tests/linux/l1-init) or directly on a host with hardware KVM (started by check-linux.sh).
 #
 #   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi qemu
+#   run-checks.sh --bootloop N CONFIG...   the unexpected-reset experiment (see bootloop below)
 #
 # For each configuration it prepares the disk images, a tap with the host address, an iperf3
 # server and one-shot nc listeners, boots the L2 test guest (tests/linux/guest-init) under msivm
@@ -110,14 +111,9 @@ cond() { # status name detail
 # The value of "lc: DATA KEY VALUE" in the serial log.
 data() { tr -d '\r' <"$d/serial.log" | sed -n "s/.*lc: DATA $1 \([^ ]*\).*/\1/p" | head -n1; }
 
-run_config() {
-	cfg=$1
-	config "$cfg" || { echo "@@ unknown configuration $cfg"; return 1; }
-	d=$OUT/$cfg
-	rm -rf "$d"
-	mkdir -p "$d" "$WORK"
-	: >"$d/results.txt"
-	stage "$cfg: prepare (disks$([ -n "$loopdisk" ] && [ "$vmm" = msivm ] && echo ', vda on a loop device'), tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
+# Disk images, the tap with the host address, the iperf3 server and the nc listeners for
+# configuration $cfg (variables from config()); sets vda vdb vdbsum txsum vdapath loopdev topo.
+prepare_host() {
 	vda=$WORK/vda.img vdb=$WORK/vdb.img
 	rm -f "$vda" "$vdb"
 	truncate -s ${VDA_MIB}M "$vda"
@@ -152,6 +148,10 @@ run_config() {
 	$BB nc -l -p $((PORT + 4)) -e cat "$WORK/tx.bin" </dev/null >>"$d/host.log" 2>&1 &
 	pids="$pids $!"
 
+}
+
+# Boots the L2 guest under $vmm in the background (vmm_pid), logs in $d; sets tmo and t_start.
+start_vmm() {
 	# loglevel=5: errors and warnings reach the console, the info lines (slow under nested TCG) do not
 	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
 	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
@@ -188,6 +188,11 @@ run_config() {
 	t_start=$(up)
 	"$@" </dev/null >"$d/vmm.out" 2>"$d/vmm.err" &
 	vmm_pid=$!
+}
+
+# Follows the VMM started by start_vmm until it exits or its timeout passes (then stops it);
+# sets rc why t_start t_off t_boot1 t_end. Returns 1 when the VMM survived SIGKILL (an L1 fault).
+wait_vmm() {
 	# Live guest verdicts and progress.
 	rm -f "$WORK/live"
 	mkfifo "$WORK/live"
@@ -222,12 +227,25 @@ run_config() {
 		stage "$cfg: L1 fault: $vmm (pid $vmm_pid, state ${st:-?}) survived SIGKILL for 20 s: stuck in the host kernel"
 		res FAIL vmm.stuck "$vmm survived SIGKILL (state ${st:-?}): stuck in the host kernel ($why)"
 		echo "rc=stuck why=$why" >"$d/vmm.status"
-		exit 99
+		return 1
 	fi
 	wait "$vmm_pid"
 	rc=$?
 	t_end=$(up)
 	vmm_pid=
+}
+
+run_config() {
+	cfg=$1
+	config "$cfg" || { echo "@@ unknown configuration $cfg"; return 1; }
+	d=$OUT/$cfg
+	rm -rf "$d"
+	mkdir -p "$d" "$WORK"
+	: >"$d/results.txt"
+	stage "$cfg: prepare (disks$([ -n "$loopdisk" ] && [ "$vmm" = msivm ] && echo ', vda on a loop device'), tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
+	prepare_host
+	start_vmm
+	wait_vmm || exit 99
 	sleep 0.5 # let the last serial lines reach the live view
 	cleanup
 	wall=$(awk -v a="$t_end" -v b="$t_start" 'BEGIN { printf "%.1f", a - b }')
@@ -345,5 +363,65 @@ run_config() {
 	return 0
 }
 
+# bootloop N CONFIG...: the unexpected-reset experiment (docs/linux-guests.md). Boots the L2
+# guest N times under each configuration, interleaved (A B A B ...), each boot only to its init,
+# a short disk write and rng read, and poweroff (lc.only=boot; LC_BOOTWORK=1: the whole first
+# pass of the checks, workloads included, then poweroff; a guest reset ends either VMM:
+# --no-reboot, -no-reboot), with half the configuration timeout. One line per boot:
+#   @@ bootloop I/N CONFIG: OUTCOME init=SECONDS wall=SECONDS rc=STATUS; DETAIL
+# OUTCOME: ok (the guest powered off), reset (the VMM ended without the guest's poweroff line and
+# without a panic: a triple fault or another reset nobody asked for), panic (a panic on the L2
+# console), hang (timeout). Logs in $OUT/bootloop/CONFIG-I/, outcomes in $OUT/bootloop/tally.
+bootloop() {
+	bl_n=$1
+	shift
+	TMO=$((TMO / 2))
+	mkdir -p "$OUT/bootloop"
+	bl_i=1
+	while [ $bl_i -le "$bl_n" ]; do
+		for bl_c in "$@"; do
+			config "$bl_c" || { echo "@@ unknown configuration $bl_c"; return 1; }
+			cfg=$bl_c power=off noreboot=1
+			[ "${LC_BOOTWORK:-0}" = 1 ] || extra="${extra:+$extra }lc.only=boot"
+			d=$OUT/bootloop/$bl_c-$bl_i
+			rm -rf "$d"
+			mkdir -p "$d"
+			prepare_host >/dev/null
+			start_vmm >/dev/null
+			wait_vmm >/dev/null || { echo "@@ bootloop $bl_i/$bl_n $bl_c: L1 fault: $vmm survived SIGKILL"; exit 99; }
+			cleanup
+			init=$([ -n "$t_boot1" ] && awk -v a="$t_boot1" -v b="$t_start" 'BEGIN { printf "%.1f", a - b }' || echo -)
+			wall=$(awk -v a="$t_end" -v b="$t_start" 'BEGIN { printf "%.1f", a - b }')
+			last=$(tr -d '\r' <"$d/serial.log" | grep -v '^ *$' | tail -n1 | cut -c1-90)
+			if [ "$why" = timeout ]; then
+				o=hang detail="L2 console ends: $last"
+			elif tr -d '\r' <"$d/serial.log" | grep -q 'Kernel panic'; then
+				o=panic detail=$(tr -d '\r' <"$d/serial.log" | grep -m1 'Kernel panic' | cut -c1-90)
+			elif grep -q 'lc: power 1 poweroff' "$d/serial.log" && [ "$rc" = 0 ]; then
+				o=ok detail=
+			else
+				o=reset
+				detail="L2 console ends: $last"
+				[ "$vmm" = msivm ] && detail="$detail; msivm: $(grep -m1 -E 'triple fault|guest reset|shut down|error' "$d/vmm.err" | cut -c1-110)"
+			fi
+			echo "@@ bootloop $bl_i/$bl_n $bl_c: $o init=$init wall=$wall rc=$rc${detail:+; $detail}"
+			echo "$bl_c $o" >>"$OUT/bootloop/tally"
+			# a clean boot keeps only its status (the archive stays small)
+			[ "$o" = ok ] && rm -f "$d/serial.log" "$d/hvc.out" "$d/vmm.out"
+		done
+		bl_i=$((bl_i + 1))
+	done
+	for bl_c in "$@"; do
+		echo "@@ bootloop tally $bl_c: $(awk -v c="$bl_c" '$1 == c { n[$2]++ } END { printf "ok=%d reset=%d panic=%d hang=%d", n["ok"], n["reset"], n["panic"], n["hang"] }' "$OUT/bootloop/tally")"
+	done
+}
+
+if [ "${1:-}" = --bootloop ]; then
+	shift
+	n=$1
+	shift
+	bootloop "$n" "$@"
+	exit 0
+fi
 [ $# -ge 1 ] || set -- msix msi intx nomsi qemu
 for c in "$@"; do run_config "$c"; done
