@@ -1,41 +1,28 @@
-/* Lab runs: one VMM process per run (msivm or QEMU), console captured with timestamps, figures parsed. */
+/* Lab runs (probe guest): the VMM command line per experiment and mode, one run, its figures. */
 #include "lab/lab.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lab/lab_metrics.h"
+#include "lab/lab_spawn.h"
 #include "virtio/virtio_pci.h"
 
 #define RUN_TIMEOUT_NS (180ULL * 1000000000ULL)
 #define MAX_ARGS 48
-#define CONSOLE_MAX (1 << 20)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 double lab_tsc_hz(void)
 {
-	uint64_t t0 = now_ns(), c0 = __builtin_ia32_rdtsc();
+	uint64_t t0 = lab_now_ns(), c0 = __builtin_ia32_rdtsc();
 	struct timespec d = { 0, 20 * 1000 * 1000 };
 	nanosleep(&d, NULL);
-	uint64_t t1 = now_ns(), c1 = __builtin_ia32_rdtsc();
+	uint64_t t1 = lab_now_ns(), c1 = __builtin_ia32_rdtsc();
 	return (double)(c1 - c0) * 1e9 / (double)(t1 - t0);
 }
 
@@ -145,209 +132,18 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 	return true;
 }
 
-/* CPU time (user + system, all threads) the process `pid` has used so far,
- * from /proc (clock ticks); 0 if unreadable. */
-static uint64_t proc_cpu_ns(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
-}
-
-/* A growing buffer of at most `max` bytes; what does not fit is read and dropped. */
-struct sink {
-	char *buf;
-	size_t len, cap, max;
-	bool truncated;
+struct probe_watch {
+	uint64_t ready_ns, ready_cpu_ns;
 };
 
-static int sink_read(struct sink *k, int fd)
+/* Notes when the probe's ready line first appears, and the CPU used until then. */
+static void watch_ready(void *ctx, pid_t pid, const char *console, size_t len, uint64_t t_ns)
 {
-	char scratch[4096];
-	if (k->len + 4096 + 1 > k->cap && k->cap < k->max) {
-		size_t ncap = k->cap * 2 > k->max ? k->max : k->cap * 2;
-		char *nb = realloc(k->buf, ncap);
-		if (nb) {
-			k->buf = nb;
-			k->cap = ncap;
-		}
+	struct probe_watch *w = ctx;
+	if (!w->ready_ns && strstr(console, LAB_READY_LINE)) {
+		w->ready_ns = t_ns;
+		w->ready_cpu_ns = lab_proc_cpu_ns(pid);
 	}
-	size_t room = k->buf && k->cap > k->len + 1 ? k->cap - k->len - 1 : 0;
-	char *dst = room ? k->buf + k->len : scratch;
-	ssize_t n = read(fd, dst, room ? (room < 4096 ? room : 4096) : sizeof(scratch));
-	if (n < 0 && errno == EINTR)
-		return 1;
-	if (n <= 0)
-		return 0;
-	if (room) {
-		k->len += (size_t)n;
-		k->buf[k->len] = 0;
-	} else {
-		k->truncated = true;
-	}
-	return 1;
-}
-
-/* Seconds a signalled VMM has to exit before it is killed. */
-#define STOP_GRACE_NS (5ULL * 1000000000ULL)
-
-struct child {
-	pid_t pid;
-	int out, err;               /* read ends of its stdout and stderr, -1 at EOF */
-	uint64_t t0, ready_ns, ready_cpu_ns;
-	bool timed_out;
-	int signo;                  /* the signal the lab received and forwarded */
-};
-
-/* Reads the child's stdout (the console, noting when `ready` first appears)
- * and stderr until both end; forwards signals that arrive on sigfd; kills the
- * child after the run timeout or the stop grace. */
-static void capture(struct child *ch, int sigfd, struct sink *out, struct sink *err)
-{
-	uint64_t kill_at = ch->t0 + RUN_TIMEOUT_NS;
-	bool killed = false;
-	while (ch->out >= 0 || ch->err >= 0) {
-		struct pollfd p[3] = {
-			{ .fd = ch->out, .events = POLLIN }, { .fd = ch->err, .events = POLLIN },
-			{ .fd = sigfd, .events = POLLIN },
-		};
-		int r = poll(p, 3, 200);
-		uint64_t now = now_ns();
-		if (!killed && now >= kill_at) {
-			ch->timed_out = !ch->signo;
-			kill(ch->pid, SIGKILL);
-			killed = true;
-		}
-		if (r <= 0)
-			continue;
-		if (p[2].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				/* The first signal is passed on; a second one kills. */
-				if (!ch->signo) {
-					ch->signo = (int)si.ssi_signo;
-					kill(ch->pid, (int)si.ssi_signo);
-					if (kill_at > now + STOP_GRACE_NS)
-						kill_at = now + STOP_GRACE_NS;
-				} else if (!killed) {
-					kill(ch->pid, SIGKILL);
-					killed = true;
-				}
-			}
-		}
-		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (!sink_read(out, ch->out)) {
-				close(ch->out);
-				ch->out = -1;
-			} else if (!ch->ready_ns && out->len && strstr(out->buf, LAB_READY_LINE)) {
-				ch->ready_ns = now_ns() - ch->t0;
-				ch->ready_cpu_ns = proc_cpu_ns(ch->pid);
-			}
-		}
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (!sink_read(err, ch->err)) {
-				close(ch->err);
-				ch->err = -1;
-			}
-		}
-	}
-	/* Ctrl-C on a terminal reaches the VMM too, which may end before the lab
-	 * reads its own signal: the run was interrupted all the same. */
-	struct signalfd_siginfo si;
-	if (!ch->signo && sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		ch->signo = (int)si.ssi_signo;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *s = malloc(CONSOLE_MAX + 1);
-	size_t n = s ? fread(s, 1, CONSOLE_MAX, f) : 0;
-	fclose(f);
-	if (s)
-		s[n] = 0;
-	if (s && !n) {
-		free(s);
-		s = NULL;
-	}
-	return s;
-}
-
-/* The child side of spawn: never returns. */
-static void child_exec(const struct argv_buf *a, int out, int err, pid_t parent)
-{
-	/* No VMM outlives the lab, however the lab ends. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	int null = open("/dev/null", O_RDONLY);
-	if (null >= 0 && null != 0) {
-		dup2(null, 0);
-		close(null);
-	}
-	dup2(out, 1);
-	dup2(err, 2);
-	execvp(a->v[0], a->v);
-	dprintf(2, "msivm lab: cannot run %s: %s\n", a->v[0], strerror(errno));
-	_exit(127);
-}
-
-/* Runs argv with stdout and stderr captured; fills the run's console, errout and status. */
-static int spawn(const struct argv_buf *a, int sigfd, struct lab_run *run, struct child *ch,
-		 struct rusage *ru)
-{
-	int po[2], pe[2];
-	if (pipe2(po, O_CLOEXEC))
-		return -errno;
-	if (pipe2(pe, O_CLOEXEC)) {
-		int e = -errno;
-		close(po[0]);
-		close(po[1]);
-		return e;
-	}
-	pid_t parent = getpid();
-	ch->t0 = now_ns();
-	ch->pid = fork();
-	if (ch->pid < 0) {
-		int e = -errno;
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		return e;
-	}
-	if (ch->pid == 0)
-		child_exec(a, po[1], pe[1], parent);
-	close(po[1]);
-	close(pe[1]);
-	ch->out = po[0];
-	ch->err = pe[0];
-	struct sink out = { .buf = calloc(1, 65536), .cap = 65536, .max = CONSOLE_MAX };
-	struct sink err = { .buf = calloc(1, 4096), .cap = 4096, .max = LAB_STDERR_MAX };
-	capture(ch, sigfd, &out, &err);
-	int wstatus = 0;
-	while (wait4(ch->pid, &wstatus, 0, ru) < 0 && errno == EINTR)
-		;
-	run->secs = (double)(now_ns() - ch->t0) / 1e9;
-	run->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-	static const char trunc_note[] = "\n[truncated]\n";
-	if (err.truncated && err.len >= sizeof(trunc_note))
-		memcpy(err.buf + err.len - (sizeof(trunc_note) - 1), trunc_note, sizeof(trunc_note));
-	run->console = out.buf;
-	run->errout = err.buf;
-	return 0;
 }
 
 /* The first non-empty line of s, or NULL. */
@@ -364,7 +160,7 @@ static const char *first_line(const char *s, int *len)
 	return NULL;
 }
 
-static void describe_failure(struct lab_run *run, const struct child *ch, int expected)
+static void describe_failure(struct lab_run *run, const struct lab_child *ch, int expected)
 {
 	int n = 0;
 	const char *line = first_line(run->errout, &n);
@@ -415,9 +211,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		build_msivm_argv(o, exp, mode, cmdline, o->stats, a);
 	else
 		build_qemu_argv(o, exp, mode, cmdline, a);
-	struct child ch = { .pid = -1 };
+	struct probe_watch w = { 0 };
+	struct lab_child ch = { .timeout_ns = RUN_TIMEOUT_NS, .watch = watch_ready, .ctx = &w };
 	struct rusage ru = { 0 };
-	int ret = spawn(a, o->sigfd, run, &ch, &ru);
+	int ret = lab_spawn(a->v, o->sigfd, &ch, run, &ru);
 	free(a);
 	if (ret) {
 		run->failed = true;
@@ -431,7 +228,7 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		lab_run_free(run);
 		return -EINTR;
 	}
-	run->raw_json = vmm == LAB_MSIVM ? slurp(o->stats) : NULL;
+	run->raw_json = vmm == LAB_MSIVM ? lab_slurp(o->stats) : NULL;
 	run->failed = ch.timed_out || run->status != expected;
 	if (run->failed)
 		describe_failure(run, &ch, expected);
@@ -439,10 +236,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {
 		.vmm = vmm, .wall_ns = run->secs * 1e9,
-		.ready_ns = ch.ready_ns ? (double)ch.ready_ns : NAN,
+		.ready_ns = w.ready_ns ? (double)w.ready_ns : NAN,
 		.cpu_ns = cpu_ns,
-		.cpu_after_ready_ns = ch.ready_ns && cpu_ns > (double)ch.ready_cpu_ns
-					      ? cpu_ns - (double)ch.ready_cpu_ns : NAN,
+		.cpu_after_ready_ns = w.ready_ns && cpu_ns > (double)w.ready_cpu_ns
+					      ? cpu_ns - (double)w.ready_cpu_ns : NAN,
 		.tsc_hz = o->tsc_hz, .console = run->console,
 		.stats_json = run->raw_json,
 		.ok = !run->failed,
