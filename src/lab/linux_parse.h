@@ -77,8 +77,9 @@ struct lp_irq_table {
 
 /* Parses /proc/interrupts: the first non-blank line is the "CPU0 CPU1 ..." header, then
  * one row per line (ERR and MIS may have a single count). Returns 0, or -EINVAL (no header,
- * a row with fewer counts than CPUs, a count that is not a number, a line that is no row)
- * or -E2BIG (more than LP_IRQ_MAX rows), naming the line. */
+ * a row with fewer counts than CPUs or a numbered one without chip: truncated; a count that
+ * is not a number, a line that is no row) or -E2BIG (more than LP_IRQ_MAX rows), naming the
+ * line. */
 int lp_proc_interrupts(const char *text, struct lp_irq_table *t, struct error *err);
 
 /* Level-triggered: type "fasteoi" or "level". */
