@@ -98,3 +98,9 @@ slow-linux: $(BUILD)/msivm
 .PHONY: check-linux
 check-linux: all
 	tests/linux/check-linux.sh
+
+# The seeds' experiments on a stock Linux guest (msivm lab --guest linux; nested on PVM hosts;
+# root). LAB_ARGS: more lab options, e.g. LAB_ARGS="--vs qemu --runs 3".
+.PHONY: lab-linux
+lab-linux: all
+	scripts/lab-linux.sh $(LAB_ARGS)

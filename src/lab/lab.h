@@ -3,6 +3,7 @@
 #define MSIVM_LAB_LAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/error.h"
@@ -104,6 +105,26 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 /* The experiments the lab knows, in report order. */
 extern const struct lab_experiment lab_experiments[];
 extern const unsigned lab_nexperiments;
+
+/* Creates the report directory, or refuses (a message on stderr, -1) one that
+ * holds an earlier report (report.txt, report.json, *.svg) unless force, which
+ * removes those files and nothing else. */
+int lab_prepare_out_dir(const char *out_dir, bool force);
+
+/* A scratch file $TMPDIR/msivm-lab-WHAT-XXXXXXSUFFIX (default /tmp), created
+ * empty; path filled. 0, or -1 with a message on stderr and path "". */
+int lab_make_scratch(char *path, size_t len, const char *what, const char *suffix);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) and
+ * returns a non-blocking signalfd for them (-1 on failure), so the lab can
+ * stop its VMM and report. */
+int lab_signals_setup(void);
+
+/* A signal that arrived on sigfd (between runs), or 0. */
+int lab_pending_signal(int sigfd);
+
+/* "M:SS" or "H:MM:SS". */
+void lab_fmt_secs(char *buf, size_t len, double secs);
 
 /* `msivm lab [options]`: runs, prints progress and the table, writes JSON and
  * SVG charts. Returns the process exit status: 0 every run succeeded, 1 some

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lab/linux_lab.h"
 #include "util/parse.h"
 #include "virtio/virtio_pci.h"
 
@@ -24,6 +25,7 @@
 static const char lab_usage[] =
 	"usage: msivm lab [--modes LIST] [--runs N] [--experiments LIST] [--out DIR] [--force]\n"
 	"                 [--vs qemu] [--probe FILE] [--kvm-device PATH]\n"
+	"       msivm lab --guest linux [options]   (the same on a stock Linux guest: --guest linux --help)\n"
 	"  --modes LIST        interrupt modes, comma-separated (default msix,msix-shared,msi,intx)\n"
 	"  --runs N            runs per configuration, 1-32 (default 3)\n"
 	"  --experiments LIST  boot,rng,blk-randread,blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
@@ -152,17 +154,15 @@ static bool is_report_file(const char *name)
 	       (n > 4 && !strcmp(name + n - 4, ".svg"));
 }
 
-/* Creates the report directory, or refuses one that holds an earlier report
- * unless --force, which removes that report's files (and nothing else). */
-static int prepare_out_dir(const struct lab_options *o)
+int lab_prepare_out_dir(const char *out_dir, bool force)
 {
-	if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", o->out_dir, strerror(errno));
+	if (mkdir(out_dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "msivm lab: cannot create '%s': %s\n", out_dir, strerror(errno));
 		return -1;
 	}
-	DIR *d = opendir(o->out_dir);
+	DIR *d = opendir(out_dir);
 	if (!d) {
-		fprintf(stderr, "msivm lab: cannot open '%s': %s\n", o->out_dir, strerror(errno));
+		fprintf(stderr, "msivm lab: cannot open '%s': %s\n", out_dir, strerror(errno));
 		return -1;
 	}
 	unsigned found = 0, removed = 0;
@@ -176,10 +176,10 @@ static int prepare_out_dir(const struct lab_options *o)
 			continue;
 		if (!found++)
 			snprintf(first, sizeof(first), "%s", de->d_name);
-		if (!o->force)
+		if (!force)
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0)) {
-			fprintf(stderr, "msivm lab: cannot remove '%s/%s': %s\n", o->out_dir, de->d_name,
+			fprintf(stderr, "msivm lab: cannot remove '%s/%s': %s\n", out_dir, de->d_name,
 				strerror(errno));
 			closedir(d);
 			return -1;
@@ -187,25 +187,24 @@ static int prepare_out_dir(const struct lab_options *o)
 		removed++;
 	}
 	closedir(d);
-	if (found && !o->force) {
+	if (found && !force) {
 		fprintf(stderr,
 			"msivm lab: '%s' holds an earlier report (%s%s); choose another --out, or --force "
 			"to remove its report files (report.txt, report.json, *.svg)\n",
-			o->out_dir, first, found > 1 ? " and more" : "");
+			out_dir, first, found > 1 ? " and more" : "");
 		return -1;
 	}
 	if (removed)
 		fprintf(stderr, "msivm lab: removed %u files of an earlier report from '%s'\n", removed,
-			o->out_dir);
-	if (access(o->out_dir, W_OK | X_OK)) {
-		fprintf(stderr, "msivm lab: cannot write to '%s': %s\n", o->out_dir, strerror(errno));
+			out_dir);
+	if (access(out_dir, W_OK | X_OK)) {
+		fprintf(stderr, "msivm lab: cannot write to '%s': %s\n", out_dir, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* A scratch file in $TMPDIR (default /tmp): path filled, 0 or -1 (reported). */
-static int make_scratch(char *path, size_t len, const char *what, const char *suffix)
+int lab_make_scratch(char *path, size_t len, const char *what, const char *suffix)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(path, len, "%s/msivm-lab-%s-XXXXXX%s", tmp && *tmp ? tmp : "/tmp", what, suffix);
@@ -222,7 +221,7 @@ static int make_scratch(char *path, size_t len, const char *what, const char *su
 /* A sparse 64 MiB scratch image for the disk experiments. */
 static int make_disk(struct lab_options *o)
 {
-	if (make_scratch(o->disk, sizeof(o->disk), "disk", ".img"))
+	if (lab_make_scratch(o->disk, sizeof(o->disk), "disk", ".img"))
 		return -1;
 	if (truncate(o->disk, 64 << 20)) {
 		fprintf(stderr, "msivm lab: cannot size '%s': %s\n", o->disk, strerror(errno));
@@ -240,9 +239,7 @@ static void remove_scratch(struct lab_options *o)
 	o->disk[0] = o->stats[0] = 0;
 }
 
-/* SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) are read from a
- * signalfd between and during runs, so the lab can stop its VMM and report. */
-static int signals_setup(void)
+int lab_signals_setup(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	sigset_t set;
@@ -256,8 +253,7 @@ static int signals_setup(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* A signal that arrived between runs, or 0. */
-static int pending_signal(int sigfd)
+int lab_pending_signal(int sigfd)
 {
 	struct signalfd_siginfo si;
 	if (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -272,7 +268,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void fmt_secs(char *buf, size_t len, double secs)
+void lab_fmt_secs(char *buf, size_t len, double secs)
 {
 	unsigned s = secs > 0 ? (unsigned)(secs + 0.5) : 0;
 	if (s >= 3600)
@@ -299,9 +295,9 @@ static void progress_show(struct progress *p, const struct lab_options *o, const
 			  const char *vmm, const char *mode, unsigned run)
 {
 	char el[16], eta[16] = "--:--";
-	fmt_secs(el, sizeof(el), (double)(mono_ns() - p->t0) / 1e9);
+	lab_fmt_secs(el, sizeof(el), (double)(mono_ns() - p->t0) / 1e9);
 	if (o->runs_done)
-		fmt_secs(eta, sizeof(eta),
+		lab_fmt_secs(eta, sizeof(eta),
 			 p->run_secs / o->runs_done * (o->runs_planned - o->runs_done));
 	if (p->tty) {
 		fprintf(stderr, "\r\033[K[%3u/%3u] %s %s %s run %u/%u  %s elapsed, ETA %s",
@@ -343,7 +339,7 @@ static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MA
 				const char *vname = vmm ? "qemu" : "msivm";
 				const char *mname = irq_mode_name((enum irq_mode)m);
 				for (unsigned r = 0; r < o->runs; r++) {
-					if ((o->interrupted = pending_signal(o->sigfd)))
+					if ((o->interrupted = lab_pending_signal(o->sigfd)))
 						break;
 					progress_show(&p, o, o->exps[e]->name, vname, mname, r + 1);
 					struct lab_run *run = &c->runs[c->nruns];
@@ -370,6 +366,10 @@ static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MA
 
 int lab_main(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if ((!strcmp(argv[i], "--guest") && i + 1 < argc && !strcmp(argv[i + 1], "linux")) ||
+		    !strcmp(argv[i], "--guest=linux"))
+			return ll_main(argc, argv);
 	static char self[4096], probe_path[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
@@ -385,7 +385,7 @@ int lab_main(int argc, char **argv)
 	int st = parse_options(argc, argv, &o, probe_path, sizeof(probe_path));
 	if (st >= 0)
 		return st;
-	if (prepare_out_dir(&o))
+	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -397,12 +397,12 @@ int lab_main(int argc, char **argv)
 	if (!cells)
 		return EXIT_USAGE;
 	/* From here on every exit goes through the end: scratch files removed. */
-	o.sigfd = signals_setup();
+	o.sigfd = lab_signals_setup();
 	int status = 0;
 	bool disk = false;
 	for (unsigned e = 0; e < o.nexps; e++)
 		disk |= o.exps[e]->dev == LAB_DEV_DISK;
-	if (make_scratch(o.stats, sizeof(o.stats), "stats", ".json") || (disk && make_disk(&o))) {
+	if (lab_make_scratch(o.stats, sizeof(o.stats), "stats", ".json") || (disk && make_disk(&o))) {
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -129,13 +129,15 @@ static void plot(FILE *gp, const struct ll_cell *cells, unsigned ncells, const s
 		}
 }
 
-/* A file name inside a gnuplot single-quoted string ('' stands for '). */
+/* A chart's file name, relative: gnuplot runs in the report directory, so the kept script
+ * redraws the charts wherever the report is copied (scripts/lab-linux.sh does that). */
 static void gp_path(FILE *gp, const char *dir, const char *file)
 {
+	(void)dir;
 	fputc('\'', gp);
-	for (const char *s = dir; *s; s++)
+	for (const char *s = file; *s; s++)
 		fprintf(gp, *s == '\'' ? "''" : "%c", *s);
-	fprintf(gp, "/%s'", file);
+	fputc('\'', gp);
 }
 
 /* Draws the panels that have data into `file` (side by side); returns false if none has. */
@@ -237,15 +239,16 @@ static bool on_path(const char *prog)
 	return false;
 }
 
-/* Runs gnuplot on the script; its first message line into msg. Returns its exit status. */
-static int run_gnuplot(const char *script_path, char *msg, size_t len)
+/* Runs gnuplot on linux-charts.gp in directory dir; its first message line into msg.
+ * Returns its exit status. */
+static int run_gnuplot(const char *dir, char *msg, size_t len)
 {
 	char cmd[8400], line[512];
-	size_t k = (size_t)snprintf(cmd, sizeof(cmd), "exec gnuplot '");
+	size_t k = (size_t)snprintf(cmd, sizeof(cmd), "cd '");
 	FILE *p;
-	for (const char *s = script_path; *s && k + 8 < sizeof(cmd); s++)
+	for (const char *s = dir; *s && k + 8 < sizeof(cmd); s++)
 		k += (size_t)snprintf(cmd + k, sizeof(cmd) - k, *s == '\'' ? "'\\''" : "%c", *s);
-	snprintf(cmd + k, sizeof(cmd) - k, "' 2>&1");
+	snprintf(cmd + k, sizeof(cmd) - k, "' && exec gnuplot linux-charts.gp 2>&1");
 	p = popen(cmd, "re");
 	if (!p) {
 		snprintf(msg, len, "cannot start gnuplot: %s", strerror(errno));
@@ -264,10 +267,6 @@ int lr_write_charts(const struct ll_options *o, const struct ll_cell *cells, uns
 	char path[4096], drawn[256], left[256], msg[320];
 	FILE *gp;
 	int status;
-	if (!on_path("gnuplot")) {
-		snprintf(note, len, "gnuplot not found (apt package gnuplot-nox)");
-		return -ENOENT;
-	}
 	snprintf(path, sizeof(path), "%s/linux-charts.gp", o->out_dir);
 	gp = fopen(path, "we");
 	if (!gp) {
@@ -283,7 +282,11 @@ int lr_write_charts(const struct ll_options *o, const struct ll_cell *cells, uns
 		snprintf(note, len, "no figures to chart");
 		return -ENODATA;
 	}
-	status = run_gnuplot(path, msg, sizeof(msg));
+	if (!on_path("gnuplot")) { /* the script stays: `gnuplot linux-charts.gp` in the report directory */
+		snprintf(note, len, "gnuplot not found (apt package gnuplot-nox); script linux-charts.gp kept");
+		return -ENOENT;
+	}
+	status = run_gnuplot(o->out_dir, msg, sizeof(msg));
 	if (status) {
 		snprintf(note, len, "gnuplot failed (status %d)%s%s", status, *msg ? ": " : "", msg);
 		return -EIO;

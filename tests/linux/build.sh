@@ -181,6 +181,7 @@ build_l2() {
 	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
 	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng; do add_module "$root" "$m"; done
 	install -m 755 "$here/guest-init" "$root/init"
+	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"
 	(cd "$root" && find . | sort | cpio -o -H newc --quiet | gzip -6) >"$out/initramfs.cpio.gz.new"
 	mv -f "$out/vmlinuz.new" "$out/vmlinuz"

@@ -22,6 +22,8 @@
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # --report prints the verdicts of the last run again (nothing is built or run).
+# --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
+# the nested L1 instead of the checks and copies its report to DIR.
 # --bootloop N is an experiment, not a test: N boots of the L2 guest per configuration
 # (interleaved, each only to init and poweroff; default configurations msix,qemu), one line per
 # boot and a tally of how each ended (ok, reset, panic, hang) and of the L1 deaths
@@ -41,7 +43,7 @@ B=$top/build/linux
 LOGS=$B/logs
 configs=${LINUX_CHECK_CONFIGS:-}
 mode=${LINUX_CHECK_MODE:-auto}
-build=1 report=0 bootloop=
+build=1 report=0 bootloop= lab= lab_out=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--configs) configs=$2; shift ;;
@@ -51,6 +53,8 @@ while [ $# -gt 0 ]; do
 	--no-build) build=0 ;;
 	--report) report=1 ;;
 	--bootloop) bootloop=$2; shift ;;
+	--lab) lab=$2; shift ;;         # scripts/lab-linux.sh: msivm lab --guest linux ARGS in L1
+	--lab-out) lab_out=$2; shift ;; # where its report goes
 	--bootloop=*) bootloop=${1#*=} ;;
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "check-linux: unknown argument $1" >&2; exit 2 ;;
@@ -116,7 +120,7 @@ newer() { # target sources...: true when target is missing or older than a sourc
 }
 if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 	[ -x build/msivm ] || { say "make"; make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }; }
-	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$here/build.sh"; then
+	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$top/guest/linux/lab-init" "$here/build.sh"; then
 		say "build L2 guest (Debian cloud kernel + tests/linux/guest-init)"
 		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
@@ -238,6 +242,7 @@ run_l1() { # attempt configs...
 			[ -d "$x/$c" ] && rm -rf "${RES:?}/$c" && cp -a "$x/$c" "$RES/"
 		done
 		[ -s "$x/done" ] && cat "$x/done" >>"$RES/done"
+		[ -n "$lab_out" ] && [ -d "$x/lab" ] && rm -rf "$lab_out.l1" && cp -a "$x/lab" "$lab_out.l1"
 		[ -e "$x/l1-error" ] && cp "$x/l1-error" "$RES/"
 	else
 		say "no result archive from L1"
@@ -322,7 +327,18 @@ run_bootloop() {
 	grep -h '@@ bootloop [0-9]*/[0-9]* [a-z]*: [^o]' "$LOGS"/l1-*.log "$LOGS"/run-checks.log 2>/dev/null | sed 's/^\[ *[0-9.]*\] @@ /  /' | tee -a "$LOGS/bootloop-summary.txt"
 }
 
-if [ -n "$bootloop" ]; then
+if [ -n "$lab" ]; then
+	[ "$mode" = nested ] || die "--lab is for the nested rig; with hardware KVM run build/msivm lab --guest linux"
+	[ -n "$lab_out" ] || die "--lab needs --lab-out DIR"
+	rm -rf "$lab_out.l1"
+	PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-900} # one lab run (boot + workloads) may take minutes
+	l1_extra="lc.lab=$(echo "$lab" | tr ' ' '+')" l1_budget=${LINUX_LAB_BUDGET:-10800}
+	run_l1 1
+	[ -d "$lab_out.l1" ] || die "L1 ended (status $l1_rc) without a lab report; its console: $l1_log"
+	rm -rf "$lab_out" && mv "$lab_out.l1" "$lab_out"
+	say "lab report: $lab_out (L1 console: $l1_log)"
+	exit "$(cat "$lab_out/exit-status" 2>/dev/null || echo 1)"
+elif [ -n "$bootloop" ]; then
 	run_bootloop
 	exit 0
 elif [ "$report" = 1 ]; then

@@ -1,0 +1,132 @@
+/* msivm lab --guest linux: the seeds' experiments on a stock Linux guest, per interrupt configuration, beside QEMU. */
+#ifndef MSIVM_LAB_LINUX_LAB_H
+#define MSIVM_LAB_LINUX_LAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lab/lab.h"
+#include "lab/linux_parse.h"
+#include "util/error.h"
+
+#define LL_MAX_RUNS 10
+
+/* The workloads of one boot, in the order the guest runs them (guest/linux/lab-init). */
+enum ll_work { LL_FIO_RW, LL_FIO_QD1, LL_FIO_QD32, LL_IPERF_TX, LL_IPERF_RX, LL_NWORK };
+
+/* The block name the guest frames workload w with ("fio-rw", ...). */
+const char *ll_work_name(enum ll_work w);
+
+/* KVM exit reasons counted per workload (debugfs, both VMMs alike). */
+enum ll_exit { LL_EXITS, LL_EXIT_IO, LL_EXIT_MMIO, LL_EXIT_HALT, LL_EXIT_IRQ, LL_EXIT_IRQ_WINDOW,
+	       LL_NEXIT };
+
+/* The debugfs file name of exit reason e ("exits", "io_exits", ...). */
+const char *ll_exit_name(enum ll_exit e);
+
+/* One interrupt configuration: the same for every virtio device of the VM. */
+struct ll_config {
+	const char *name;          /* msix, msix-shared, intx, nomsi, msi */
+	const char *label;         /* what Linux ends up with, for the report */
+	const char *irq;           /* msivm's irq= */
+	const char *qemu_vectors;  /* appended to QEMU's -device: "" (default), ",vectors=0";
+				    * NULL: QEMU has no equivalent (the run is skipped) */
+	const char *guest_extra;   /* appended to the guest's command line, or "" */
+	bool msi_expected;         /* Linux must use MSI-X: an IO-APIC virtio line is flagged */
+};
+
+extern const struct ll_config ll_configs[];
+extern const unsigned ll_nconfigs;
+
+/* CPU time of a VMM process during a window: its vCPU threads, and every other thread. */
+struct ll_cpu {
+	double vcpu_s, other_s;
+};
+
+struct ll_work_result {
+	bool ran;                  /* the guest printed its block */
+	char error[200];           /* why its figures are missing ("" when they parsed) */
+	struct lp_fio fio;         /* fio workloads */
+	struct lp_iperf iperf;     /* iperf workloads */
+	double ios, mib;           /* what moved: fio I/Os (read + write); MiB (fio, iperf) */
+	double window_s;           /* host time between the guest's marks */
+	struct ll_cpu cpu;         /* VMM CPU between the marks; NAN when not seen */
+	double exits[LL_NEXIT];    /* KVM exits between the marks; NAN: no debugfs */
+	struct lp_irq_table *irqs; /* virtio rows: interrupts during the workload (malloc'd) */
+};
+
+/* One boot of the guest under one VMM and configuration. */
+struct ll_run {
+	bool failed;               /* no "lab: poweroff", bad exit status, timeout */
+	char error[256];           /* failed: why, one line */
+	int status;                /* VMM exit status */
+	double wall_s;             /* VMM start to exit */
+	double run_init_s;         /* the guest kernel's "Run /init" (dmesg); NAN if missing */
+	double ready_s;            /* guest uptime when its init saw every device; NAN if missing */
+	struct ll_cpu cpu_total;   /* the VMM's CPU over the whole run (from /proc at exit) */
+	struct lp_irq_table *irq_ready; /* virtio rows at ready (malloc'd; NULL if missing) */
+	char level_with_msi[200];  /* virtio lines on IO-APIC although MSI-X was expected; "" none */
+	bool worked;               /* the workloads were asked for */
+	struct ll_work_result work[LL_NWORK];
+	char *console, *errout;    /* malloc'd */
+	char *stats_json;          /* msivm --stats-json (msivm runs), malloc'd */
+};
+
+struct ll_cell {                   /* (vmm, configuration) */
+	const struct ll_config *cfg;
+	enum lab_vmm vmm;
+	bool skipped;
+	char skip_reason[96];
+	unsigned nruns;
+	struct ll_run runs[LL_MAX_RUNS];
+};
+
+struct ll_options {
+	const char *msivm, *kernel, *initrd, *out_dir;
+	const char *qemu;          /* QEMU binary (default qemu-system-x86_64) */
+	const char *cpuid_hide;    /* msivm --cpuid-hide LIST, QEMU -cpu host,-a,-b; NULL: none */
+	unsigned timeout_s;        /* per boot; 0: from the workload lengths */
+	unsigned disk_mib;         /* scratch disk size */
+	bool force, vs_qemu;
+	unsigned runs, io_runs;    /* boots per configuration; the first io_runs run the workloads */
+	unsigned fio_s, iperf_s;   /* workload lengths in the guest */
+	unsigned cpus, mem_mib;
+	unsigned configs;          /* bit per ll_configs[] entry */
+	const char *tap, *host_ip, *guest_ip;
+	unsigned port;             /* iperf3 server */
+	char disk[4096];           /* scratch disk image */
+	char stats[4096];          /* per-run --stats-json file */
+	int sigfd;
+	int argc;
+	char **argv;
+	char date[32];
+	struct lab_host host;
+	unsigned runs_planned, runs_done, runs_failed;
+	int interrupted;
+};
+
+/* `msivm lab --guest linux ...`: the Linux lab. Same exit statuses as lab_main. */
+int ll_main(int argc, char **argv);
+
+/* Boots the guest once under `vmm` in `cfg`, filling *run (run->failed and
+ * run->error when it did not power off cleanly). Returns 0, or -EINTR if a
+ * signal arrived on o->sigfd (forwarded to the VMM; *signo set, *run to be
+ * freed with ll_run_free). */
+int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum lab_vmm vmm,
+		bool work, struct ll_run *run, int *signo);
+
+/* Interprets a finished run's console: boot figures, workload results, interrupts
+ * (for the VMM `vmm`, configuration cfg). The workloads' CPU, window and exits
+ * come from the watcher and are not touched. Exported for the recorded-console test. */
+void ll_parse_console(const char *console, const struct ll_config *cfg, bool work,
+		      struct ll_run *run);
+
+/* Frees what a run holds (not the run). */
+void ll_run_free(struct ll_run *run);
+
+/* Writes report.txt, report.json and the SVG charts into o->out_dir and prints
+ * the tables. Returns 0 or -errno (err says why). */
+int ll_report(const struct ll_options *o, struct ll_cell *cells, unsigned ncells,
+	      struct error *err);
+
+#endif
