@@ -190,6 +190,18 @@ static int check_file(const char *what, const char *path)
 
 /* --- host side: helpers run to completion, the iperf3 server for the session */
 
+/* In a forked child: standard streams on /dev/null, no signal blocked (the lab blocks some). */
+static void child_quiet(void)
+{
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* Runs a command quietly; its exit status, or -1. */
 static int run_quiet(char *const argv[])
 {
@@ -197,13 +209,7 @@ static int run_quiet(char *const argv[])
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0), dup2(null, 1), dup2(null, 2);
-		}
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_quiet();
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -263,13 +269,7 @@ static pid_t iperf_server_start(const struct ll_options *o)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 0), dup2(null, 1), dup2(null, 2);
-		}
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_quiet();
 		execlp("iperf3", "iperf3", "-s", "-p", port, "-B", o->host_ip, (char *)NULL);
 		_exit(127);
 	}

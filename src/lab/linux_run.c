@@ -42,6 +42,21 @@ static void add(struct args *a, const char *fmt, ...)
 	a->v[++a->n] = NULL;
 }
 
+/* An option and its formatted value, two arguments. */
+static void opt(struct args *a, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void opt(struct args *a, const char *name, const char *fmt, ...)
+{
+	char v[ARG_LEN];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(v, sizeof(v), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= ARG_LEN)
+		a->overflow = true;
+	add(a, "%s", name);
+	add(a, "%s", v);
+}
+
 static void guest_cmdline(const struct ll_options *o, const struct ll_config *cfg, bool work,
 			  char *buf, size_t len)
 {
@@ -58,26 +73,16 @@ static void msivm_args(const struct ll_options *o, const struct ll_config *cfg, 
 	add(a, "%s", o->msivm);
 	add(a, "run");
 	add(a, "-q");
-	add(a, "--kernel");
-	add(a, "%s", o->kernel);
-	add(a, "--initrd");
-	add(a, "%s", o->initrd);
-	add(a, "--cmdline");
-	add(a, "%s", cmdline);
-	add(a, "--cpus");
-	add(a, "%u", o->cpus);
-	add(a, "--mem");
-	add(a, "%uM", o->mem_mib);
-	add(a, "--disk");
-	add(a, "path=%s,irq=%s", o->disk, cfg->irq);
-	add(a, "--net");
-	add(a, "backend=tap,ifname=%s,irq=%s", o->tap, cfg->irq);
-	add(a, "--stats-json");
-	add(a, "%s", o->stats);
-	if (o->cpuid_hide) {
-		add(a, "--cpuid-hide");
-		add(a, "%s", o->cpuid_hide);
-	}
+	opt(a, "--kernel", "%s", o->kernel);
+	opt(a, "--initrd", "%s", o->initrd);
+	opt(a, "--cmdline", "%s", cmdline);
+	opt(a, "--cpus", "%u", o->cpus);
+	opt(a, "--mem", "%uM", o->mem_mib);
+	opt(a, "--disk", "path=%s,irq=%s", o->disk, cfg->irq);
+	opt(a, "--net", "backend=tap,ifname=%s,irq=%s", o->tap, cfg->irq);
+	opt(a, "--stats-json", "%s", o->stats);
+	if (o->cpuid_hide)
+		opt(a, "--cpuid-hide", "%s", o->cpuid_hide);
 }
 
 static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, const char *cmdline,
@@ -94,36 +99,23 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 		}
 	}
 	add(a, "%s", o->qemu);
-	add(a, "-M");
-	add(a, "q35");
+	opt(a, "-M", "q35");
 	add(a, "-enable-kvm");
-	add(a, "-cpu");
-	add(a, "%s", cpu);
-	add(a, "-smp");
-	add(a, "%u", o->cpus);
-	add(a, "-m");
-	add(a, "%uM", o->mem_mib);
+	opt(a, "-cpu", "%s", cpu);
+	opt(a, "-smp", "%u", o->cpus);
+	opt(a, "-m", "%uM", o->mem_mib);
 	add(a, "-nodefaults");
 	add(a, "-no-user-config");
-	add(a, "-display");
-	add(a, "none");
-	add(a, "-serial");
-	add(a, "stdio");
+	opt(a, "-display", "none");
+	opt(a, "-serial", "stdio");
 	add(a, "-no-reboot");
-	add(a, "-kernel");
-	add(a, "%s", o->kernel);
-	add(a, "-initrd");
-	add(a, "%s", o->initrd);
-	add(a, "-append");
-	add(a, "%s", cmdline);
-	add(a, "-drive");
-	add(a, "file=%s,if=none,id=d0,format=raw", o->disk);
-	add(a, "-device");
-	add(a, "virtio-blk-pci,drive=d0,num-queues=1,disable-legacy=on%s", cfg->qemu_vectors);
-	add(a, "-netdev");
-	add(a, "tap,id=n0,ifname=%s,script=no,downscript=no", o->tap);
-	add(a, "-device");
-	add(a, "virtio-net-pci,netdev=n0,disable-legacy=on,romfile=%s", cfg->qemu_vectors);
+	opt(a, "-kernel", "%s", o->kernel);
+	opt(a, "-initrd", "%s", o->initrd);
+	opt(a, "-append", "%s", cmdline);
+	opt(a, "-drive", "file=%s,if=none,id=d0,format=raw", o->disk);
+	opt(a, "-device", "virtio-blk-pci,drive=d0,num-queues=1,disable-legacy=on%s", cfg->qemu_vectors);
+	opt(a, "-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no", o->tap);
+	opt(a, "-device", "virtio-net-pci,netdev=n0,disable-legacy=on,romfile=%s", cfg->qemu_vectors);
 }
 
 /* --- the watcher: VMM CPU by thread kind and KVM exits at the guest's marks */
