@@ -412,12 +412,18 @@ int ll_main(int argc, char **argv)
 		fprintf(stderr, "msivm lab: --guest linux needs root (it creates the tap '%s')\n", o.tap);
 		return EXIT_USAGE;
 	}
+	lab_host_probe(&o.host, NULL);
+	if (strstr(o.host.kvm_modules, "kvm_pvm")) {
+		fprintf(stderr, "msivm lab: this host's /dev/kvm is PVM (kvm_pvm), on which a stock Linux "
+				"kernel does not boot; run scripts/lab-linux.sh, which runs the lab in the nested "
+				"rig\n");
+		return EXIT_USAGE;
+	}
 	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(o.date, sizeof(o.date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	lab_host_probe(&o.host, NULL);
 	struct ll_cell *cells = calloc(2 * ll_nconfigs, sizeof(*cells));
 	if (!cells)
 		return EXIT_USAGE;

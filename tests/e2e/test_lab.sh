@@ -83,4 +83,16 @@ run lab --experiments nosuch
 expect "lab: an unknown experiment is refused" 125 '' "unknown experiment"
 run lab --vs vmware
 expect "lab: --vs takes only qemu" 125 '' "--vs takes 'qemu'"
+# The Linux lab's refusals (its runs need a /dev/kvm that boots stock kernels: make lab-linux).
+run lab --guest linux --kernel /nonexistent/vmlinuz --out "$TMP/ll"
+expect "lab --guest linux: a missing kernel is named" 125 '' "cannot read the guest kernel '/nonexistent/vmlinuz'"
+run lab --guest linux --configs msix,bogus
+expect "lab --guest linux: an unknown configuration is refused" 125 '' "bad configuration list"
+if [ -d /sys/module/kvm_pvm ]; then
+	touch "$TMP/k" "$TMP/i"
+	run lab --guest linux --kernel "$TMP/k" --initrd "$TMP/i" --out "$TMP/ll"
+	expect "lab --guest linux: a PVM /dev/kvm is refused with the nested command" 125 '' "scripts/lab-linux.sh"
+	[ ! -e "$TMP/ll" ] && pass "lab --guest linux: nothing left in --out after a refusal" ||
+		fail "lab --guest linux left $TMP/ll behind"
+fi
 finish
