@@ -242,6 +242,7 @@ run_l1() { # attempt configs...
 			[ -d "$x/$c" ] && rm -rf "${RES:?}/$c" && cp -a "$x/$c" "$RES/"
 		done
 		[ -s "$x/done" ] && cat "$x/done" >>"$RES/done"
+		[ -d "$x/bootloop" ] && mkdir -p "$LOGS/bootloop" && cp -a "$x/bootloop/." "$LOGS/bootloop/"
 		[ -n "$lab_out" ] && [ -d "$x/lab" ] && rm -rf "$lab_out.l1" && cp -a "$x/lab" "$lab_out.l1"
 		[ -e "$x/l1-error" ] && cp "$x/l1-error" "$RES/"
 	else
