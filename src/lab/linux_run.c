@@ -71,8 +71,8 @@ static void msivm_args(const struct ll_options *o, const struct ll_config *cfg, 
 		       struct args *a)
 {
 	add(a, "%s", o->msivm);
-	add(a, "run");
-	add(a, "-q");
+	add(a, "run"); /* warnings kept: they name a reset's cause */
+	add(a, "--no-reboot"); /* a guest reset ends the run (status 123), as -no-reboot in QEMU */
 	opt(a, "--kernel", "%s", o->kernel);
 	opt(a, "--initrd", "%s", o->initrd);
 	opt(a, "--cmdline", "%s", cmdline);
@@ -373,6 +373,14 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 		run->failed = true;
 		snprintf(run->error, sizeof(run->error), "timed out after %u s (the guest did not power off)",
 			 run_timeout_s(o, work));
+	} else if (vmm == LAB_MSIVM && run->status == 123) {
+		/* msivm's warning names the cause: "triple fault (guest reset)", "ACPI reset register" */
+		const char *why = run->errout ? strstr(run->errout, "warning: ") : NULL;
+		char line[180];
+		first_error_line(why ? why + 9 : "", line, sizeof(line));
+		run->failed = true;
+		snprintf(run->error, sizeof(run->error), "the guest reset (msivm --no-reboot, exit 123)%s%s",
+			 *line ? ": " : "", line);
 	} else if (run->status != 0 && !run->failed) {
 		char line[210];
 		first_error_line(run->errout, line, sizeof(line));
