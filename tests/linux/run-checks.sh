@@ -83,7 +83,7 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk=
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2
 	case "$1" in
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} ;;
 	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
@@ -94,6 +94,9 @@ config() {
 	# (under nested TCG its reboots hung: once after a triple-fault reset, once after an
 	# ACPI reset, each until the configuration's timeout).
 	qemu) vmm=qemu irq= power=off ;;
+	# variants for the reset experiment (--bootloop): no irqfd (KVM_SIGNAL_MSI), one vCPU
+	msixsig) irq=msix,irqpath=signal-msi ;;
+	msix1) cpus=1 ;;
 	*) return 1 ;;
 	esac
 }
@@ -162,7 +165,7 @@ start_vmm() {
 	: >"$d/hvc.out"
 	if [ "$vmm" = msivm ]; then
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
-			--mem 1G --cpus 2 --serial "$d/serial.log" \
+			--mem 1G --cpus "$cpus" --serial "$d/serial.log" \
 			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
