@@ -72,7 +72,7 @@ configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
 	msix | msi | intx | nomsi | qemu) ;;
-	msixsig | msix1) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
+	msixsig | msix1 | msix2g | qemu2g) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
 	*) echo "check-linux: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done

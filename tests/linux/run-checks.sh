@@ -83,7 +83,7 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G
 	case "$1" in
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} ;;
 	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
@@ -97,6 +97,8 @@ config() {
 	# variants for the reset experiment (--bootloop): no irqfd (KVM_SIGNAL_MSI), one vCPU
 	msixsig) irq=msix,irqpath=signal-msi ;;
 	msix1) cpus=1 ;;
+	msix2g) mem=2G ;; # the Linux lab's guest size
+	qemu2g) vmm=qemu irq= mem=2G ;;
 	*) return 1 ;;
 	esac
 }
@@ -165,7 +167,7 @@ start_vmm() {
 	: >"$d/hvc.out"
 	if [ "$vmm" = msivm ]; then
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
-			--mem 1G --cpus "$cpus" --serial "$d/serial.log" \
+			--mem "$mem" --cpus "$cpus" --serial "$d/serial.log" \
 			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
@@ -173,7 +175,7 @@ start_vmm() {
 	else
 		qcpu=host
 		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
-		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu "$qcpu" -smp 2 -m 1G \
+		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu "$qcpu" -smp 2 -m "$mem" \
 			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
 			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
 			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0,num-queues=1 \
