@@ -391,6 +391,7 @@ bootloop() {
 			d=$OUT/bootloop/$bl_c-$bl_i
 			rm -rf "$d"
 			mkdir -p "$d"
+			echo "@@ bootloop $bl_i/$bl_n $bl_c: boot" # progress for the L1 watchdog
 			prepare_host >/dev/null
 			start_vmm >/dev/null
 			wait_vmm >/dev/null || { echo "@@ bootloop $bl_i/$bl_n $bl_c: L1 fault: $vmm survived SIGKILL"; exit 99; }
@@ -411,8 +412,8 @@ bootloop() {
 			fi
 			echo "@@ bootloop $bl_i/$bl_n $bl_c: $o init=$init wall=$wall rc=$rc${detail:+; $detail}"
 			echo "$bl_c $o" >>"$OUT/bootloop/tally"
-			# a clean boot keeps only its status (the archive stays small)
-			[ "$o" = ok ] && rm -f "$d/serial.log" "$d/hvc.out" "$d/vmm.out"
+			# a clean boot keeps its console and msivm's errors (small), not the rest
+			[ "$o" = ok ] && rm -f "$d/hvc.out" "$d/vmm.out" "$d"/nc-tx*.bin
 		done
 		bl_i=$((bl_i + 1))
 	done
