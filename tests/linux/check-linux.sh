@@ -321,7 +321,7 @@ run_bootloop() {
 			run_l1 $boot $configs
 			l1_extra= l1_budget=
 		fi
-		sed -n 's/^\[ *[0-9.]*\] @@ bootloop \([0-9]*\)\/[0-9]* \([a-z0-9]*\): \([a-z]*\).*/\2 \3/p' "$l1_log" >>"$tally"
+		sed -n 's/^\[ *[0-9.]*\] @@ bootloop \([0-9]*\)\/[0-9]* \([a-z0-9]*\): \([a-z]*\).*/\2 \3/p' "$l1_log" | grep -v " boot$" >>"$tally"
 		if [ "$mode" = nested ] && ! grep -q '^\[ *[0-9.]*\] @@ L1 end' "$l1_log"; then
 			deaths=$((deaths + 1))
 			why=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:)|^@@ L1 fault' | head -n1)
@@ -334,7 +334,7 @@ run_bootloop() {
 	for c in $configs; do
 		echo "$c: $(awk -v c="$c" '$1 == c { n[$2]++; t++ } END { printf "%d boots: ok=%d reset=%d panic=%d hang=%d", t, n["ok"], n["reset"], n["panic"], n["hang"] }' "$tally")"
 	done | tee "$LOGS/bootloop-summary.txt"
-	grep -h '@@ bootloop [0-9]*/[0-9]* [a-z0-9]*: [^o]' "$LOGS"/l1-*.log "$LOGS"/run-checks.log 2>/dev/null | sed 's/^\[ *[0-9.]*\] @@ /  /' | tee -a "$LOGS/bootloop-summary.txt"
+	grep -h '@@ bootloop [0-9]*/[0-9]* [a-z0-9]*: [^ob]' "$LOGS"/l1-*.log "$LOGS"/run-checks.log 2>/dev/null | sed 's/^\[ *[0-9.]*\] @@ /  /' | tee -a "$LOGS/bootloop-summary.txt"
 }
 
 if [ -n "$lab" ]; then
