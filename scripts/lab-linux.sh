@@ -7,40 +7,62 @@
 #   scripts/lab-linux.sh [--out DIR] [LAB OPTIONS...]     (default DIR: lab-linux-out)
 #
 # LAB OPTIONS are msivm lab --guest linux's (--runs, --io-runs, --configs, --vs qemu, --fio-secs,
-# --iperf-secs ...; see build/msivm lab --guest linux --help). Nested, figures are ~100x slower
-# than hardware: compare ratios. Needs root.
+# --iperf-secs ...; see build/msivm lab --guest linux --help). Nested, each run (one boot of every
+# configuration, interleaved) gets its own L1, and the sessions are merged into one report
+# (msivm lab --guest linux --merge): the nested host's own kernel dies now and then (see
+# docs/linux-guests.md), and such a run is booted again, at most twice; a failure of msivm or of
+# the guest is never retried, it is in the report. Figures are ~100x slower than hardware: compare
+# ratios. Needs root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=lab-linux-out
+out=lab-linux-out runs=3 io_runs=1
 args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=$2; shift ;;
 	--out=*) out=${1#*=} ;;
+	--runs) runs=$2; shift ;;
+	--runs=*) runs=${1#*=} ;;
+	--io-runs) io_runs=$2; shift ;;
+	--io-runs=*) io_runs=${1#*=} ;;
+	--force) ;; # the report directory is always replaced
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) args+=("$1") ;;
 	esac
 	shift
 done
+case "$runs$io_runs" in *[!0-9]* | "") echo "lab-linux: --runs and --io-runs take numbers" >&2; exit 125 ;; esac
 [ "$(id -u)" = 0 ] || { echo "lab-linux: needs root (tap devices, /dev/kvm, apt-get)" >&2; exit 125; }
 case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 cd "$top"
 make -s all
-direct=0
 if [ -c /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ ! -d /sys/module/kvm_pvm ]; then
-	direct=1
-fi
-if [ "$direct" = 1 ]; then
 	[ -s build/linux/l2/initramfs.cpio.gz ] && [ build/linux/l2/initramfs.cpio.gz -nt guest/linux/lab-init ] ||
 		OUT=build/linux tests/linux/build.sh l2
-	exec build/msivm lab --guest linux --out "$out" --force "${args[@]}"
+	exec build/msivm lab --guest linux --out "$out" --force --runs "$runs" --io-runs "$io_runs" "${args[@]}"
 fi
-# Nested: check-linux.sh builds L2 and L1 and runs the lab in L1 (gnuplot is not in there:
-# the charts are drawn here from the script the lab leaves beside its report).
+
+# Nested: one L1 per run; check-linux.sh builds L2 and L1 and runs the lab inside.
+parts=$out.parts
+rm -rf "$parts" && mkdir -p "$parts"
+files=()
+for i in $(seq 1 "$runs"); do
+	w=0
+	[ "$i" -le "$io_runs" ] && w=1
+	for try in 1 2 3; do
+		echo "lab-linux: run $i of $runs$([ $w = 1 ] && echo ' (with the workloads)')$([ "$try" -gt 1 ] && echo ", L1 boot $try")"
+		st=0
+		tests/linux/check-linux.sh --lab "${args[*]} --runs 1 --io-runs $w" --lab-out "$parts/run$i" || st=$?
+		cp build/linux/logs/l1-1.log "$parts/run$i-l1boot$try.log" 2>/dev/null || true
+		[ "$st" = 3 ] || break # 3: L1 died before the lab's report; anything else is the lab's verdict
+		echo "lab-linux: RETRY: the nested host died during run $i (not msivm, not the guest)"
+	done
+	[ -s "$parts/run$i/report.json" ] && files+=("$parts/run$i/report.json")
+done
+[ ${#files[@]} -gt 0 ] || { echo "lab-linux: no run produced a report (logs: build/linux/logs)" >&2; exit 1; }
 st=0
-tests/linux/check-linux.sh --lab "${args[*]}" --lab-out "$out" || st=$?
-if [ -s "$out/linux-charts.gp" ] && command -v gnuplot >/dev/null; then
-	(cd "$out" && gnuplot linux-charts.gp) || echo "lab-linux: gnuplot failed on $out/linux-charts.gp" >&2
-fi
+build/msivm lab --guest linux --merge --force --out "$out" "${files[@]}" >/dev/null || st=$?
+# gnuplot is not in L1: the charts are drawn here (the merge draws them when gnuplot is installed).
 [ -s "$out/report.txt" ] && cat "$out/report.txt"
+echo "lab-linux: report in $out (raw sessions in $parts)"
 exit $st

@@ -52,6 +52,7 @@ static const char usage[] =
 	"  --cpuid-hide LIST   hide CPUID features from the guest (both VMMs)\n"
 	"  --qemu PATH         QEMU binary (default qemu-system-x86_64)\n"
 	"  --timeout N         seconds per boot (default: from the workload lengths)\n"
+	"  --merge FILE...     one report from several sessions' report.json (see --merge --help)\n"
 	"Needs root (the tap), iperf3 on the host, and a /dev/kvm that runs stock kernels;\n"
 	"on PVM hosts run it inside the nested rig: scripts/lab-linux.sh.\n"
 	"Exit status: 0 every run succeeded, 1 some run failed, 125 the lab could not start,\n"
@@ -390,6 +391,9 @@ static unsigned plan(struct ll_options *o, struct ll_cell *cells)
 int ll_main(int argc, char **argv)
 {
 	static char self[4096], kbuf[4096], ibuf[4096];
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--merge"))
+			return ll_merge_main(argc, argv);
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "msivm lab: cannot find its own binary\n");

@@ -108,6 +108,10 @@ struct ll_options {
 /* `msivm lab --guest linux ...`: the Linux lab. Same exit statuses as lab_main. */
 int ll_main(int argc, char **argv);
 
+/* `msivm lab --guest linux --merge [--out DIR] [--force] FILE...`: one report from the
+ * report.json files of several sessions. Same exit statuses as ll_main. */
+int ll_merge_main(int argc, char **argv);
+
 /* Boots the guest once under `vmm` in `cfg`, filling *run (run->failed and
  * run->error when it did not power off cleanly). Returns 0, or -EINTR if a
  * signal arrived on o->sigfd (forwarded to the VMM; *signo set, *run to be

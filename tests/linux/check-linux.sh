@@ -25,7 +25,8 @@
 # kvm_amd's module parameters in L1 (e.g. "vgif=0"): knobs for the rig's own faults.
 # --report prints the verdicts of the last run again (nothing is built or run).
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
-# the nested L1 instead of the checks and copies its report to DIR.
+# the nested L1 instead of the checks and copies its report to DIR; exit status: the lab's, or 3
+# when L1 itself died or hung before the lab's report was written.
 # --bootloop N is an experiment, not a test: N boots of the L2 guest per configuration
 # (interleaved, each only to init and poweroff; default configurations msix,qemu), one line per
 # boot and a tally of how each ended (ok, reset, panic, hang) and of the L1 deaths
@@ -344,7 +345,11 @@ if [ -n "$lab" ]; then
 	PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-900} # one lab run (boot + workloads) may take minutes
 	l1_extra="lc.lab=$(echo "$lab" | tr ' ' '+')" l1_budget=${LINUX_LAB_BUDGET:-10800}
 	run_l1 1
-	[ -d "$lab_out.l1" ] || die "L1 ended (status $l1_rc) without a lab report; its console: $l1_log"
+	if [ ! -d "$lab_out.l1" ]; then # exit 3: L1 itself died or hung (the caller may boot it again)
+		why=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:)' | head -n1)
+		say "L1 ended (status $l1_rc$([ "$l1_hung" = 1 ] && echo ", hung: $l1_hang_why")) without a lab report: ${why:-no panic line}; console: $l1_log"
+		exit 3
+	fi
 	rm -rf "$lab_out" && mv "$lab_out.l1" "$lab_out"
 	say "lab report: $lab_out (L1 console: $l1_log)"
 	exit "$(cat "$lab_out/exit-status" 2>/dev/null || echo 1)"

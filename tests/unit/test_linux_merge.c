@@ -1,0 +1,243 @@
+/* Unit tests for the Linux lab's console interpretation and merge: recorded tool output framed as the guest prints it -> figures -> report.json -> merged report. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lab/linux_lab.h"
+
+#define DATA "tests/unit/data/linux/"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* A framed block ("lab: begin NAME", "lab| " lines, "lab: end NAME") with \r\n line ends. */
+static void block(FILE *f, const char *name, const char *text)
+{
+	fprintf(f, "lab: begin %s\r\n", name);
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		fprintf(f, "lab| %.*s\r\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	fprintf(f, "lab: end %s\r\n", name);
+}
+
+/* /proc/interrupts of a 6.1 guest with msivm's devices under MSI-X: req.0 at `blk`, input at `net`. */
+static char *interrupts(unsigned blk, unsigned net)
+{
+	char *s = NULL;
+	if (asprintf(&s,
+		     "           CPU0       CPU1       \n"
+		     "  0:         43          0   IO-APIC   2-edge      timer\n"
+		     "  4:        512          0   IO-APIC   4-edge      ttyS0\n"
+		     " 24:          0          0   PCI-MSI 16384-edge      virtio0-config\n"
+		     " 25:       %u          3   PCI-MSI 16385-edge      virtio0-req.0\n"
+		     " 26:          0          0   PCI-MSI 32768-edge      virtio1-config\n"
+		     " 27:       %u          0   PCI-MSI 32769-edge      virtio1-input.0\n"
+		     " 28:          2          0   PCI-MSI 32770-edge      virtio1-output.0\n"
+		     "NMI:          0          0   Non-maskable interrupts\n"
+		     "LOC:       1234       5678   Local timer interrupts\n",
+		     blk, net) < 0)
+		return NULL;
+	return s;
+}
+
+/* A console as guest/linux/lab-init prints it, from the recorded fio and iperf3 samples; a kernel
+ * line lands inside the fio-rw block. */
+static char *console(void)
+{
+	char *con = NULL, *fio = slurp(DATA "fio-rw.json"), *qd = slurp(DATA "fio-randread.json"),
+	     *tx = slurp(DATA "iperf3-tcp.json"), *rx = slurp(DATA "iperf3-tcp-reverse.json");
+	size_t len = 0;
+	const char *data[LL_NWORK] = { fio, qd, qd, tx, rx };
+	FILE *f = open_memstream(&con, &len);
+	assert_non_null(f);
+	fprintf(f, "[    0.000000] Linux version 6.1.0-57-cloud-amd64\r\n");
+	fprintf(f, "lab: ready uptime=3.21\r\n");
+	block(f, "dmesg", "[    1.875000] Run /init as init process");
+	char *t = interrupts(10, 20);
+	block(f, "irq-ready", t);
+	free(t);
+	for (unsigned w = 0; w < LL_NWORK; w++) {
+		char name[64];
+		snprintf(name, sizeof(name), "irq-before-%s", ll_work_name((enum ll_work)w));
+		t = interrupts(100 * w + 10, 50 * w + 20);
+		block(f, name, t);
+		free(t);
+		block(f, ll_work_name((enum ll_work)w), data[w]);
+		snprintf(name, sizeof(name), "irq-after-%s", ll_work_name((enum ll_work)w));
+		t = interrupts(100 * w + 10 + 1000, 50 * w + 20 + 7);
+		block(f, name, t);
+		free(t);
+	}
+	fprintf(f, "lab: poweroff\r\n");
+	fclose(f);
+	free(fio), free(qd), free(tx), free(rx);
+	/* a kernel message in the middle of a block is not part of it */
+	char *p = strstr(con, "lab|   \"fio version\"");
+	assert_non_null(p);
+	char *with = NULL;
+	assert_true(asprintf(&with, "%.*s[   12.5] virtio_net virtio1 eth0: a kernel line\r\n%s",
+			     (int)(p - con), con, p) > 0);
+	free(con);
+	return with;
+}
+
+static const struct ll_config *msix(void)
+{
+	return &ll_configs[0];
+}
+
+static void test_console_figures_match_the_tools(void **state)
+{
+	(void)state;
+	char *con = console();
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &r);
+	assert_false(r.failed);
+	assert_true(fabs(r.run_init_s - 1.875) < 1e-9);
+	assert_true(fabs(r.ready_s - 3.21) < 1e-9);
+	/* the figures the sample files hold, read by hand (see test_linux_parse.c) */
+	assert_true(r.work[LL_FIO_RW].ran);
+	assert_string_equal(r.work[LL_FIO_RW].error, "");
+	assert_int_equal(r.work[LL_FIO_RW].fio.read_ios, 843784);
+	assert_true(fabs(r.work[LL_FIO_RW].ios - (843784.0 + 844472.0)) < 0.5);
+	assert_int_equal(r.work[LL_FIO_QD32].fio.read_ios, 459449);
+	assert_true(fabs(r.work[LL_IPERF_TX].iperf.sent_mbit_s - 22889.29) < 0.01);
+	assert_true(r.work[LL_IPERF_RX].iperf.reverse);
+	/* interrupts during fio-rw: virtio rows only, after - before per line */
+	const struct lp_irq_table *irq = r.work[LL_FIO_RW].irqs;
+	assert_non_null(irq);
+	unsigned req = 0, in = 0;
+	for (unsigned i = 0; i < irq->n; i++) {
+		assert_non_null(strstr(irq->rows[i].names, "virtio"));
+		if (!strcmp(irq->rows[i].names, "virtio0-req.0"))
+			req = (unsigned)irq->rows[i].total;
+		if (!strcmp(irq->rows[i].names, "virtio1-input.0"))
+			in = (unsigned)irq->rows[i].total;
+	}
+	assert_int_equal(req, 1000);
+	assert_int_equal(in, 7);
+	assert_string_equal(r.level_with_msi, "");
+	ll_run_free(&r);
+	free(con);
+}
+
+static void test_level_line_under_msix_is_flagged(void **state)
+{
+	(void)state;
+	char *con = console();
+	/* Linux fell back to INTx for virtio0 although MSI-X was on */
+	char *p = strstr(con, "PCI-MSI 16385-edge");
+	assert_non_null(p);
+	memcpy(p - 1, " IO-APIC  11-fasteoi", 20);
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &r);
+	assert_non_null(strstr(r.level_with_msi, "virtio0-req.0"));
+	ll_run_free(&r);
+	free(con);
+}
+
+static void test_truncated_console_fails_the_run(void **state)
+{
+	(void)state;
+	char *con = console();
+	char *p = strstr(con, "lab: begin iperf-rx");
+	assert_non_null(p);
+	*p = 0; /* the guest died during iperf-rx */
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &r);
+	assert_true(r.failed);
+	assert_non_null(strstr(r.error, "did not reach its poweroff"));
+	assert_true(r.work[LL_FIO_RW].ran);
+	assert_false(r.work[LL_IPERF_RX].ran);
+	assert_non_null(strstr(r.work[LL_IPERF_RX].error, "no output"));
+	ll_run_free(&r);
+	free(con);
+}
+
+/* report.json written by ll_report, merged twice over by --merge: every run comes back with the
+ * figures its console gives and the CPU and window the watcher recorded. */
+static void test_merge_reinterprets_recorded_runs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/msivm-merge-XXXXXX", out[64], json[80], merged[96];
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/m", dir);
+	snprintf(json, sizeof(json), "%s/report.json", dir);
+	struct ll_cell *cell = calloc(1, sizeof(*cell));
+	cell->cfg = msix();
+	cell->vmm = LAB_MSIVM;
+	cell->nruns = 1;
+	struct ll_run *r = &cell->runs[0];
+	r->run_init_s = r->ready_s = NAN;
+	r->console = console();
+	r->worked = true;
+	ll_parse_console(r->console, cell->cfg, true, r);
+	r->wall_s = 42;
+	r->work[LL_FIO_RW].window_s = 10.5;
+	r->work[LL_FIO_RW].cpu = (struct ll_cpu){ 2.25, 0.75 };
+	for (unsigned e = 0; e < LL_NEXIT; e++)
+		r->work[LL_FIO_RW].exits[e] = e == LL_EXIT_MMIO ? 1234 : NAN;
+	char *argv0[] = { "msivm", "lab", "--guest", "linux" };
+	struct ll_options o = { .out_dir = dir, .runs = 1, .io_runs = 1, .fio_s = 10, .iperf_s = 5,
+				.cpus = 2, .mem_mib = 2048, .kernel = "k", .initrd = "i",
+				.argc = 4, .argv = argv0, .runs_planned = 1, .runs_done = 1 };
+	struct error err = { "" };
+	assert_int_equal(ll_report(&o, cell, 1, &err), 0);
+	char *argv[] = { "lab", "--guest", "linux", "--merge", "--out", out, json, json, NULL };
+	assert_int_equal(ll_merge_main(8, argv), 0);
+	snprintf(merged, sizeof(merged), "%s/report.json", out);
+	json_error_t je;
+	json_t *root = json_load_file(merged, 0, &je);
+	assert_non_null(root);
+	json_t *runs = json_object_get(root, "runs");
+	assert_int_equal(json_array_size(runs), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *run = json_array_get(runs, i), *rw = json_object_get(json_object_get(run, "work"), "fio-rw");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(rw, "fio"), "read_ios")),
+				 843784);
+		assert_true(fabs(json_real_value(json_object_get(rw, "window_s")) - 10.5) < 1e-9);
+		assert_true(fabs(json_real_value(json_object_get(json_object_get(rw, "cpu"), "vcpu_s")) - 2.25) < 1e-9);
+		assert_true(fabs(json_real_value(json_object_get(json_object_get(rw, "exits"), "mmio_exits")) - 1234) < 1e-9);
+		assert_true(json_is_null(json_object_get(json_object_get(rw, "exits"), "io_exits")));
+		assert_true(fabs(json_real_value(json_object_get(run, "run_init_s")) - 1.875) < 1e-9);
+	}
+	/* not a lab report: refused, named */
+	char *bad[] = { "lab", "--guest", "linux", "--merge", "--out", out, "--force", DATA "fio-rw.json", NULL };
+	assert_int_equal(ll_merge_main(8, bad), 125);
+	json_decref(root);
+	ll_run_free(r);
+	free(cell);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_console_figures_match_the_tools),
+		cmocka_unit_test(test_level_line_under_msix_is_flagged),
+		cmocka_unit_test(test_truncated_console_fails_the_run),
+		cmocka_unit_test(test_merge_reinterprets_recorded_runs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
