@@ -21,7 +21,8 @@
 # again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
-# LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_KVM_AMD
+# LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_SMP its
+# vCPUs (default 2), LINUX_CHECK_L1_KVM_AMD
 # kvm_amd's module parameters in L1 (e.g. "vgif=0"): knobs for the rig's own faults.
 # --report prints the verdicts of the last run again (nothing is built or run).
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
@@ -83,6 +84,7 @@ PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-200}
 ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
 RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-720}
 L1_ACCEL=${LINUX_CHECK_L1_ACCEL:-tcg,thread=multi}
+L1_SMP=${LINUX_CHECK_L1_SMP:-2}
 L1_KVM_AMD=${LINUX_CHECK_L1_KVM_AMD:-}
 
 T0=$(date +%s)
@@ -201,11 +203,11 @@ run_l1() { # attempt configs...
 	[ -n "${LC_SEQMIB:-}" ] && cmd="$cmd lc.seqmib=$LC_SEQMIB"
 	[ -n "${LC_L2EXTRA:-}" ] && cmd="$cmd lc.l2extra=$(echo "$LC_L2EXTRA" | tr ' ' '+')"
 	[ -n "$L1_KVM_AMD" ] && cmd="$cmd lc.kvmamd=$(echo "$L1_KVM_AMD" | tr ' ' '+')"
-	say "boot L1 (boot $attempt of this run): QEMU $L1_ACCEL${L1_KVM_AMD:+ (kvm_amd $L1_KVM_AMD)} -cpu max -smp 2 -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
+	say "boot L1 (boot $attempt of this run): QEMU $L1_ACCEL${L1_KVM_AMD:+ (kvm_amd $L1_KVM_AMD)} -cpu max -smp $L1_SMP -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"
 	show "$l1_log" <"$f" &
 	local sp=$!
-	timeout -k 10 "$t" qemu-system-x86_64 -accel "$L1_ACCEL" -cpu max -smp 2 -m 4G -M q35 \
+	timeout -k 10 "$t" qemu-system-x86_64 -accel "$L1_ACCEL" -cpu max -smp "$L1_SMP" -m 4G -M q35 \
 		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
 		-kernel "$B/l1/vmlinuz" -initrd "$B/l1/initramfs.cpio" -append "$cmd" \
 		-drive "file=$img,if=none,id=out,format=raw" -device virtio-blk-pci,drive=out \
