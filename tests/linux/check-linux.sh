@@ -347,6 +347,9 @@ if [ -n "$lab" ]; then
 	PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-900} # one lab run (boot + workloads) may take minutes
 	l1_extra="lc.lab=$(echo "$lab" | tr ' ' '+')" l1_budget=${LINUX_LAB_BUDGET:-10800}
 	run_l1 1
+	if [ ! -d "$lab_out.l1" ] && grep -q '^\[ *[0-9.]*\] @@ L1 end' "$l1_log"; then
+		die "L1 finished but left no lab report (a harness fault); its console: $l1_log"
+	fi
 	if [ ! -d "$lab_out.l1" ]; then # exit 3: L1 itself died or hung (the caller may boot it again)
 		why=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:)' | head -n1)
 		say "L1 ended (status $l1_rc$([ "$l1_hung" = 1 ] && echo ", hung: $l1_hang_why")) without a lab report: ${why:-no panic line}; console: $l1_log"
