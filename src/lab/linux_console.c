@@ -126,7 +126,7 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 		run->ready_s = strtod(buf, NULL);
 	char *dm = NULL;
 	if (!lp_block(console, "dmesg", &dm, &err))
-		lp_dmesg_time(dm, "Run /init", &run->run_init_s, &err);
+		lp_dmesg_time(dm, " as init process", &run->run_init_s, &err); /* "Run /lab-init as ..." */
 	free(dm);
 	struct lp_irq_table *t = irq_block(console, "irq-ready", &err);
 	run->irq_ready = t ? virtio_rows(t, &err) : NULL;

@@ -125,6 +125,13 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 void ll_parse_console(const char *console, const struct ll_config *cfg, bool work,
 		      struct ll_run *run);
 
+#define LL_MARK_POWEROFF (-2)
+
+/* A console line as the watcher reads it: the workload index of "lab: mark begin|end NAME"
+ * (*begin says which), LL_MARK_POWEROFF for "lab: poweroff", -1 for anything else. Trailing
+ * "\r" and blanks are ignored. */
+int ll_mark(const char *line, size_t len, bool *begin);
+
 /* Frees what a run holds (not the run). */
 void ll_run_free(struct ll_run *run);
 

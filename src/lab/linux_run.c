@@ -243,32 +243,42 @@ static int work_index(const char *name, size_t len)
 	return -1;
 }
 
+int ll_mark(const char *line, size_t len, bool *begin)
+{
+	static const char b[] = "lab: mark begin ", e[] = "lab: mark end ", off[] = "lab: poweroff";
+	const char *p;
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--; /* the serial console ends lines with \r\n */
+	if (memmem(line, len, off, sizeof(off) - 1))
+		return LL_MARK_POWEROFF;
+	bool is_begin = (p = memmem(line, len, b, sizeof(b) - 1)) != NULL;
+	if (is_begin)
+		p += sizeof(b) - 1;
+	else if ((p = memmem(line, len, e, sizeof(e) - 1)))
+		p += sizeof(e) - 1;
+	else
+		return -1;
+	*begin = is_begin;
+	return work_index(p, len - (size_t)(p - line));
+}
+
 static void on_line(struct watch *w, pid_t pid, const char *line, size_t len, uint64_t t_ns)
 {
-	static const char begin[] = "lab: mark begin ", end[] = "lab: mark end ",
-			  off[] = "lab: poweroff";
-	const char *p;
-	if ((p = memmem(line, len, begin, sizeof(begin) - 1))) {
-		p += sizeof(begin) - 1;
-		int k = work_index(p, len - (size_t)(p - line));
-		if (k >= 0) {
-			w->begin[k] = take(w, pid, t_ns);
-			w->begun[k] = true;
-		}
-	} else if ((p = memmem(line, len, end, sizeof(end) - 1))) {
-		p += sizeof(end) - 1;
-		int k = work_index(p, len - (size_t)(p - line));
-		if (k >= 0 && w->begun[k]) {
-			struct snap s = take(w, pid, t_ns);
-			struct ll_work_result *r = &w->run->work[k];
-			r->window_s = s.t_s - w->begin[k].t_s;
-			r->cpu.vcpu_s = s.cpu.vcpu_s - w->begin[k].cpu.vcpu_s;
-			r->cpu.other_s = s.cpu.other_s - w->begin[k].cpu.other_s;
-			for (unsigned e = 0; e < LL_NEXIT; e++)
-				r->exits[e] = s.exits[e] - w->begin[k].exits[e];
-		}
-	} else if (memmem(line, len, off, sizeof(off) - 1)) {
+	bool begin = false;
+	int k = ll_mark(line, len, &begin);
+	if (k == LL_MARK_POWEROFF) {
 		w->run->cpu_total = take(w, pid, t_ns).cpu;
+	} else if (k >= 0 && begin) {
+		w->begin[k] = take(w, pid, t_ns);
+		w->begun[k] = true;
+	} else if (k >= 0 && w->begun[k]) {
+		struct snap s = take(w, pid, t_ns);
+		struct ll_work_result *r = &w->run->work[k];
+		r->window_s = s.t_s - w->begin[k].t_s;
+		r->cpu.vcpu_s = s.cpu.vcpu_s - w->begin[k].cpu.vcpu_s;
+		r->cpu.other_s = s.cpu.other_s - w->begin[k].cpu.other_s;
+		for (unsigned x = 0; x < LL_NEXIT; x++)
+			r->exits[x] = s.exits[x] - w->begin[k].exits[x];
 	}
 }
 

@@ -71,7 +71,7 @@ static char *console(void)
 	assert_non_null(f);
 	fprintf(f, "[    0.000000] Linux version 6.1.0-57-cloud-amd64\r\n");
 	fprintf(f, "lab: ready uptime=3.21\r\n");
-	block(f, "dmesg", "[    1.875000] Run /init as init process");
+	block(f, "dmesg", "[    1.875000] Run /lab-init as init process");
 	char *t = interrupts(10, 20);
 	block(f, "irq-ready", t);
 	free(t);
@@ -231,6 +231,25 @@ static void test_merge_reinterprets_recorded_runs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The watcher's reading of the guest's marks, \r\n line ends included. */
+static void test_marks(void **state)
+{
+	(void)state;
+	bool begin = false;
+	const char *l = "lab: mark begin fio-qd32\r";
+	assert_int_equal(ll_mark(l, strlen(l), &begin), LL_FIO_QD32);
+	assert_true(begin);
+	l = "lab: mark end iperf-rx";
+	assert_int_equal(ll_mark(l, strlen(l), &begin), LL_IPERF_RX);
+	assert_false(begin);
+	l = "lab: mark end iperf-rxx\r";
+	assert_int_equal(ll_mark(l, strlen(l), &begin), -1);
+	l = "lab: poweroff\r";
+	assert_int_equal(ll_mark(l, strlen(l), &begin), LL_MARK_POWEROFF);
+	l = "lab| lab: mark of nothing";
+	assert_int_equal(ll_mark(l, strlen(l), &begin), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_level_line_under_msix_is_flagged),
 		cmocka_unit_test(test_truncated_console_fails_the_run),
 		cmocka_unit_test(test_merge_reinterprets_recorded_runs),
+		cmocka_unit_test(test_marks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
