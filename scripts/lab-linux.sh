@@ -7,15 +7,15 @@
 #   scripts/lab-linux.sh [--out DIR] [LAB OPTIONS...]     (default DIR: lab-linux-out)
 #
 # LAB OPTIONS are msivm lab --guest linux's (--runs, --io-runs, --configs, --vs qemu, --fio-secs,
-# --iperf-secs ...; see build/msivm lab --guest linux --help). Nested, each run (one boot of every
-# configuration, interleaved) gets its own L1, and the sessions are merged into one report
-# (msivm lab --guest linux --merge): the nested host's own kernel dies now and then (see
-# docs/linux-guests.md), and such a run is booted again, at most twice; a failure of msivm or of
-# the guest is never retried, it is in the report. Figures are ~100x slower than hardware: compare
+# --iperf-secs ...; see build/msivm lab --guest linux --help). Nested, each (run, configuration)
+# gets its own short-lived L1 (both VMMs with --vs qemu), and the sessions are merged into one
+# report (msivm lab --guest linux --merge): the nested host's own kernel dies or stops now and then
+# (see docs/linux-guests.md), and such a cell is booted again, at most twice; a failure of msivm or
+# of the guest is never retried, it is in the report. Figures are ~100x slower than hardware: compare
 # ratios. Needs root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=lab-linux-out runs=3 io_runs=1
+out=lab-linux-out runs=3 io_runs=1 configs=msix,msix-shared,intx,nomsi
 args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -25,6 +25,8 @@ while [ $# -gt 0 ]; do
 	--runs=*) runs=${1#*=} ;;
 	--io-runs) io_runs=$2; shift ;;
 	--io-runs=*) io_runs=${1#*=} ;;
+	--configs) configs=$2; shift ;;
+	--configs=*) configs=${1#*=} ;;
 	--force) ;; # the report directory is always replaced
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) args+=("$1") ;;
@@ -39,25 +41,31 @@ make -s all
 if [ -c /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ ! -d /sys/module/kvm_pvm ]; then
 	[ -s build/linux/l2/initramfs.cpio.gz ] && [ build/linux/l2/initramfs.cpio.gz -nt guest/linux/lab-init ] ||
 		OUT=build/linux tests/linux/build.sh l2
-	exec build/msivm lab --guest linux --out "$out" --force --runs "$runs" --io-runs "$io_runs" "${args[@]}"
+	exec build/msivm lab --guest linux --out "$out" --force --runs "$runs" --io-runs "$io_runs" \
+		--configs "$configs" "${args[@]}"
 fi
 
-# Nested: one L1 per run; check-linux.sh builds L2 and L1 and runs the lab inside.
+# Nested: one short-lived L1 per (run, configuration), runs interleaved across configurations
+# (the nested host's faults grow with its uptime); check-linux.sh builds L2 and L1 and runs the
+# lab inside. An L1 that died or hung is booted again (at most twice) for the same cell.
 parts=$out.parts
 rm -rf "$parts" && mkdir -p "$parts"
 files=()
 for i in $(seq 1 "$runs"); do
 	w=0
 	[ "$i" -le "$io_runs" ] && w=1
-	for try in 1 2 3; do
-		echo "lab-linux: run $i of $runs$([ $w = 1 ] && echo ' (with the workloads)')$([ "$try" -gt 1 ] && echo ", L1 boot $try")"
-		st=0
-		tests/linux/check-linux.sh --lab "${args[*]} --runs 1 --io-runs $w" --lab-out "$parts/run$i" || st=$?
-		cp build/linux/logs/l1-1.log "$parts/run$i-l1boot$try.log" 2>/dev/null || true
-		[ "$st" = 3 ] || break # 3: L1 died before the lab's report; anything else is the lab's verdict
-		echo "lab-linux: RETRY: the nested host died during run $i (not msivm, not the guest)"
+	for c in $(echo "$configs" | tr ',' ' '); do
+		for try in 1 2 3; do
+			echo "lab-linux: run $i of $runs, $c$([ $w = 1 ] && echo ' (with the workloads)')$([ "$try" -gt 1 ] && echo ", L1 boot $try")"
+			st=0
+			tests/linux/check-linux.sh --lab "${args[*]} --configs $c --runs 1 --io-runs $w" \
+				--lab-out "$parts/run$i-$c" || st=$?
+			cp build/linux/logs/l1-1.log "$parts/run$i-$c-l1boot$try.log" 2>/dev/null || true
+			[ "$st" = 3 ] || break # 3: L1 died before the lab's report; else the lab's verdict
+			echo "lab-linux: RETRY: the nested host died or hung during run $i, $c (not msivm, not the guest)"
+		done
+		[ -s "$parts/run$i-$c/report.json" ] && files+=("$parts/run$i-$c/report.json")
 	done
-	[ -s "$parts/run$i/report.json" ] && files+=("$parts/run$i/report.json")
 done
 [ ${#files[@]} -gt 0 ] || { echo "lab-linux: no run produced a report (logs: build/linux/logs)" >&2; exit 1; }
 st=0

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define EXIT_USAGE 125
-#define MAX_FILES 16
+#define MAX_FILES 64
 
 static const char usage[] =
 	"usage: msivm lab --guest linux --merge [--out DIR] [--force] REPORT.json...\n"
