@@ -99,6 +99,7 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 		}
 	}
 	add(a, "%s", o->qemu);
+	opt(a, "-name", "msivm-lab,debug-threads=on"); /* vCPU threads named "CPU N/KVM" */
 	opt(a, "-M", "q35");
 	add(a, "-enable-kvm");
 	opt(a, "-cpu", "%s", cpu);
