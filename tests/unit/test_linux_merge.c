@@ -231,6 +231,33 @@ static void test_merge_reinterprets_recorded_runs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A console recorded from a real lab run (msivm, msix, nested rig, 2026-12-02): the figures
+ * agree with the raw guest output, read by hand from the file (grep the blocks). */
+static void test_recorded_console(void **state)
+{
+	(void)state;
+	char *con = slurp(DATA "console-msivm-msix.txt");
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &r);
+	assert_false(r.failed);
+	assert_true(fabs(r.run_init_s - 6.298704) < 1e-9);   /* "[    6.298704] Run /lab-init ..." */
+	assert_true(fabs(r.ready_s - 7.51) < 1e-9);          /* "lab: ready uptime=7.51" */
+	const struct ll_work_result *rw = &r.work[LL_FIO_RW];
+	assert_int_equal(rw->fio.read_ios, 1258);            /* read "total_ios" : 1258 */
+	assert_true(fabs(rw->fio.read_iops - 125.7497) < 1e-6);
+	assert_true(fabs(rw->fio.runtime_s - 10.004) < 1e-9); /* "runtime" : 10004 (ms) */
+	unsigned req = 0;
+	for (unsigned i = 0; rw->irqs && i < rw->irqs->n; i++)
+		if (!strcmp(rw->irqs->rows[i].names, "virtio0-req.0"))
+			req = (unsigned)rw->irqs->rows[i].total;
+	assert_int_equal(req, 1733);                         /* 0+1 before, 0+1734 after */
+	/* sum_received bits_per_second 2259089.206 */
+	assert_true(fabs(r.work[LL_IPERF_TX].iperf.received_mbit_s - 2.259089206) < 1e-6);
+	assert_string_equal(r.level_with_msi, "");
+	ll_run_free(&r);
+	free(con);
+}
+
 /* The watcher's reading of the guest's marks, \r\n line ends included. */
 static void test_marks(void **state)
 {
@@ -258,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_console_fails_the_run),
 		cmocka_unit_test(test_merge_reinterprets_recorded_runs),
 		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_recorded_console),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
