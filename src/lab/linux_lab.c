@@ -366,13 +366,12 @@ static void run_matrix(struct ll_options *o, struct ll_cell *cells, unsigned nce
 	progress_clear(&p);
 }
 
-/* The cells: msivm's configurations, then QEMU's (skipped where it has no equivalent). */
-static unsigned plan(struct ll_options *o, struct ll_cell *cells)
+unsigned ll_plan(struct ll_options *o, unsigned configs, struct ll_cell *cells)
 {
 	unsigned n = 0;
 	for (unsigned vmm = 0; vmm < (o->vs_qemu ? 2u : 1u); vmm++)
 		for (unsigned i = 0; i < ll_nconfigs; i++) {
-			if (!(o->configs & (1u << i)))
+			if (!(configs & (1u << i)))
 				continue;
 			struct ll_cell *c = &cells[n++];
 			c->cfg = &ll_configs[i];
@@ -431,7 +430,7 @@ int ll_main(int argc, char **argv)
 	struct ll_cell *cells = calloc(2 * ll_nconfigs, sizeof(*cells));
 	if (!cells)
 		return EXIT_USAGE;
-	unsigned ncells = plan(&o, cells);
+	unsigned ncells = ll_plan(&o, o.configs, cells);
 	o.sigfd = lab_signals_setup();
 	int status = 0;
 	pid_t server = -1;

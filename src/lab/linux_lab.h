@@ -108,6 +108,12 @@ struct ll_options {
 /* `msivm lab --guest linux ...`: the Linux lab. Same exit statuses as lab_main. */
 int ll_main(int argc, char **argv);
 
+/* Fills cells with the (VMM, configuration) pairs of the configurations in the bit mask
+ * `configs` (bit i: ll_configs[i]): msivm's, then QEMU's when o->vs_qemu (QEMU's msi cell
+ * skipped, with the reason); adds o->runs per cell that runs to o->runs_planned. Returns the
+ * number of cells (at most 2 * ll_nconfigs). */
+unsigned ll_plan(struct ll_options *o, unsigned configs, struct ll_cell *cells);
+
 /* `msivm lab --guest linux --merge [--out DIR] [--force] FILE...`: one report from the
  * report.json files of several sessions. Same exit statuses as ll_main. */
 int ll_merge_main(int argc, char **argv);

@@ -74,26 +74,6 @@ static void load_run(json_t *j, const struct ll_config *cfg, struct ll_run *r)
 	}
 }
 
-/* The cells of configurations seen (msivm's, then QEMU's), as a lab session plans them. */
-static unsigned plan_cells(struct ll_options *o, unsigned seen_vmm[2], struct ll_cell *cells)
-{
-	unsigned n = 0;
-	for (unsigned vmm = 0; vmm < 2; vmm++)
-		for (unsigned i = 0; i < ll_nconfigs; i++) {
-			if (!((seen_vmm[0] | seen_vmm[1]) & (1u << i)) || (vmm && !o->vs_qemu))
-				continue;
-			struct ll_cell *c = &cells[n++];
-			c->cfg = &ll_configs[i];
-			c->vmm = vmm ? LAB_QEMU : LAB_MSIVM;
-			if (c->vmm == LAB_QEMU && !c->cfg->qemu_vectors) {
-				c->skipped = true;
-				snprintf(c->skip_reason, sizeof(c->skip_reason),
-					 "QEMU's virtio-pci offers no plain MSI");
-			}
-		}
-	return n;
-}
-
 static struct ll_cell *cell_of(struct ll_cell *cells, unsigned n, enum lab_vmm vmm,
 			       const struct ll_config *cfg)
 {
@@ -183,7 +163,7 @@ int ll_merge_main(int argc, char **argv)
 	struct ll_cell *cells = calloc(2 * ll_nconfigs, sizeof(*cells));
 	if (!cells)
 		goto out;
-	unsigned ncells = plan_cells(&o, seen, cells);
+	unsigned ncells = ll_plan(&o, seen[0] | seen[1], cells);
 	for (int i = 0; i < nfiles; i++) {
 		size_t k;
 		json_t *run;
