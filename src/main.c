@@ -122,7 +122,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
        OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
-       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT, OPT_LOG_FILE, OPT_LOG_LEVEL };
+       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT, OPT_LOG_FILE, OPT_LOG_LEVEL, OPT_SHUTDOWN_TIMEOUT };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -138,6 +138,7 @@ static const struct option run_options[] = {
 	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
+	{ "shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN_TIMEOUT },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
@@ -440,7 +441,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 	const char *pins = NULL;
 	*o = (struct run_opts){
 		.vm = { .kvm_path = "/dev/kvm", .mem_size = 256 * MiB, .ncpus = 1, .serial_fd = 1,
-			.serial_in_fd = -1 },
+			.serial_in_fd = -1, .shutdown_timeout_ms = 10000 },
 	};
 	cpu_policy_init(&o->vm.cpu);
 	o->vm.seccomp = seccomp_default_mode();
@@ -494,6 +495,11 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 			if (parse_uint(optarg, 0, 1000000000, &v))
 				return usage_error("bad --halt-poll '%s': use nanoseconds, 0 to 1e9", optarg);
 			o->vm.cpu.halt_poll_ns = (int64_t)v;
+			break;
+		case OPT_SHUTDOWN_TIMEOUT:
+			if (parse_uint(optarg, 0, 3600, &v))
+				return usage_error("bad --shutdown-timeout '%s': use seconds, 0 to 3600", optarg);
+			o->vm.shutdown_timeout_ms = (uint32_t)v * 1000;
 			break;
 		case 'v': verbosity = verbosity < LOG_DEBUG ? verbosity + 1 : LOG_DEBUG; break;
 		case 'q': verbosity = LOG_ERROR; break;

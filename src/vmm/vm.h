@@ -55,6 +55,7 @@ struct vm_config {
 	struct cpu_policy cpu;  /* pinning, priority, dedicated mode, halt polling */
 	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
 	enum seccomp_mode seccomp; /* filters of the vCPU, I/O and control threads */
+	uint32_t shutdown_timeout_ms; /* SIGINT/SIGTERM: power button, then hard stop after this (0: at once) */
 	struct vm_device_spec devices[VM_MAX_DEVICES];
 	uint32_t ndevices;
 };
