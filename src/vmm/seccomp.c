@@ -74,6 +74,7 @@ static const unsigned long vcpu_ioctls[] = {
 };
 /* ... and setup (main thread). */
 static const unsigned long setup_ioctls[] = {
+	KVM_GET_IRQCHIP, /* and the control thread's: is the guest listening for its power button */
 	KVM_GET_API_VERSION, KVM_CHECK_EXTENSION, KVM_CREATE_VM, KVM_GET_VCPU_MMAP_SIZE,
 	KVM_CREATE_VCPU, KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_SET_TSS_ADDR,
 	KVM_SET_USER_MEMORY_REGION, KVM_ENABLE_CAP, KVM_GET_SUPPORTED_CPUID, KVM_SET_CPUID2,
@@ -213,7 +214,11 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 			SCMP_SYS(exit_group), SCMP_SYS(sigaltstack), SCMP_SYS(mmap),
 			SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill),
 		};
-		return ret ? ret : allow_calls(ctx, control_calls, N(control_calls));
+		/* SIGINT/SIGTERM press the guest's power button (devices/power_button.c). */
+		static const unsigned long control_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE };
+		if (!ret)
+			ret = allow_calls(ctx, control_calls, N(control_calls));
+		return ret ? ret : allow_ioctls(ctx, control_ioctls, N(control_ioctls));
 	}
 	if (!ret)
 		ret = allow_calls(ctx, runtime_calls, N(runtime_calls));
