@@ -9,6 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "arch/x86/boot.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/layout.h"
@@ -28,6 +29,7 @@
 static const char usage_text[] =
 	"usage: msivm run --kernel FILE [options]\n"
 	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
+	"       msivm remote --api-socket PATH COMMAND   (drive a running msivm; --help)\n"
 	"       msivm --help | --version\n"
 	"\n"
 	"msivm run: boot a kernel (a PVH ELF or a Linux bzImage) in a KVM microVM.\n"
@@ -81,6 +83,14 @@ static const char usage_text[] =
 	"                     guest reset ends msivm (123): it could not reopen its files\n"
 	"  --no-reboot        end msivm (status 123) when the guest resets, instead of\n"
 	"                     rebooting it in place\n"
+	"  --shutdown-timeout S  on SIGINT/SIGTERM, press the guest's ACPI power button\n"
+	"                     and stop it after S seconds if it has not powered off\n"
+	"                     (default 10; 0: at once); a second signal, or a guest that\n"
+	"                     never enabled its button, stops it at once\n"
+	"  --api-socket PATH  serve the API (HTTP/1.1 + JSON) on a new unix socket PATH\n"
+	"                     (mode 0600): GET /vm, GET /metrics, PUT /vm/pause, resume,\n"
+	"                     power-button, shutdown (exit 0), reboot, resize-disks;\n"
+	"                     its client: msivm remote --api-socket PATH COMMAND\n"
 	"  --stats            print interrupts per device/vector and VM exits at the end\n"
 	"                     (of the last boot, after guest reboots)\n"
 	"  --stats-json FILE  write the same figures as JSON (\"-\": standard output)\n"
@@ -105,6 +115,7 @@ struct run_opts {
 	const char *serial;
 	const char *stats_json;
 	const char *log_file;
+	const char *api_socket;
 	bool stats;
 	bool no_reboot;
 	struct jail_config jail;
@@ -122,7 +133,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 enum { OPT_KERNEL = 256, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_SERIAL, OPT_PIT, OPT_KVM, OPT_RNG, OPT_DISK, OPT_STATS, OPT_STATS_JSON,
        OPT_CPU_PIN, OPT_RT, OPT_DEDICATED, OPT_HALT_POLL, OPT_INITRD, OPT_CPUID_HIDE, OPT_CONSOLE, OPT_NET,
-       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT, OPT_LOG_FILE, OPT_LOG_LEVEL, OPT_SHUTDOWN_TIMEOUT };
+       OPT_NO_REBOOT, OPT_SECCOMP, OPT_USER, OPT_CHROOT, OPT_LOG_FILE, OPT_LOG_LEVEL, OPT_SHUTDOWN_TIMEOUT, OPT_API_SOCKET };
 
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -139,6 +150,7 @@ static const struct option run_options[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "no-reboot", no_argument, NULL, OPT_NO_REBOOT },
 	{ "shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN_TIMEOUT },
+	{ "api-socket", required_argument, NULL, OPT_API_SOCKET },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
@@ -496,6 +508,7 @@ static int parse_run(int argc, char **argv, struct run_opts *o)
 				return usage_error("bad --halt-poll '%s': use nanoseconds, 0 to 1e9", optarg);
 			o->vm.cpu.halt_poll_ns = (int64_t)v;
 			break;
+		case OPT_API_SOCKET: o->api_socket = optarg; break;
 		case OPT_SHUTDOWN_TIMEOUT:
 			if (parse_uint(optarg, 0, 3600, &v))
 				return usage_error("bad --shutdown-timeout '%s': use seconds, 0 to 3600", optarg);
@@ -685,14 +698,29 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_MSIVM_ERROR;
 	}
 	status = EXIT_MSIVM_ERROR;
+	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct api_server *api_srv = NULL;
+	if (o.api_socket && api_server_start(&api_srv, o.api_socket, &api, o.vm.seccomp, &err)) {
+		fprintf(stderr, "msivm: %s\n", err.msg);
+		free(vm);
+		return EXIT_MSIVM_ERROR;
+	}
 	for (unsigned boot = 1; vm_create(vm, &o.vm, &err) == 0; boot++) {
 		struct x86_boot_spec boot_spec = { o.kernel, o.cmdline, o.initrd };
 		/* The process-wide filter goes on once the first VM is built; it
-		 * still lets this thread build the next one after a guest reboot. */
+		 * still lets this thread build the next one after a guest reboot.
+		 * The API thread starts inside the jail, under that filter. */
 		if (x86_boot(vm, &boot_spec, &err) ||
 		    (boot == 1 && (jail_enter(&o.jail, &err) ||
-				   seccomp_install(SECCOMP_BASELINE, o.vm.seccomp, "main", &err))) ||
-		    vm_run(vm, &err)) {
+				   seccomp_install(SECCOMP_BASELINE, o.vm.seccomp, "main", &err) ||
+				   (api_srv && api_server_run(api_srv, &err))))) {
+			vm_destroy(vm);
+			break;
+		}
+		api_set_vm(&api, vm, boot);
+		int run_err = vm_run(vm, &err);
+		api_set_vm(&api, NULL, boot);
+		if (run_err) {
 			vm_destroy(vm);
 			break;
 		}
@@ -716,6 +744,7 @@ static int cmd_run(int argc, char **argv)
 		vm_destroy(vm);
 		break;
 	}
+	api_server_stop(api_srv);
 	if (status == EXIT_MSIVM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);
@@ -751,6 +780,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lab"))
 		return lab_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "remote"))
+		return api_client_main(argc - 1, argv + 1);
 	fprintf(stderr, "msivm: unknown command '%s' (see msivm --help)\n", cmd);
 	return EXIT_MSIVM_ERROR;
 }

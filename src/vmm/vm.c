@@ -17,7 +17,6 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/layout.h"
-#include "devices/power_button.h"
 #include "devices/pci_devices.h"
 #include "irq/irqchip.h"
 #include "util/log.h"
@@ -25,14 +24,13 @@
 #include "vmm/kvm_stats.h"
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
+#include "vmm/vm_control.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
 
 static void kick_handler(int sig) { (void)sig; }
 
 /* Host events the control thread forwards to the event loop. */
-#define VM_HOST_EV_WINCH 1u   /* SIGWINCH: the terminal changed size (consoles) */
-#define VM_HOST_EV_DISKS 2u   /* SIGUSR2: disk images may have grown or shrunk */
 
 /* The signals the control thread reads: SIGINT/SIGTERM stop the VM, SIGWINCH and SIGUSR2 are
  * host events. */
@@ -85,6 +83,14 @@ static void on_stop_fd(void *opaque, uint32_t events)
 		log_warn("stop eventfd: %s", strerror(errno));
 }
 
+void vm_post_host_event(struct vm *vm, unsigned ev)
+{
+	atomic_fetch_or(&vm->host_events, ev);
+	uint64_t one = 1;
+	if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("cannot wake the event loop: %s", strerror(errno));
+}
+
 static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
@@ -99,8 +105,8 @@ static uint64_t monotonic_ns(void)
 static int on_stop_signal(struct vm *vm, unsigned sig, bool pressed)
 {
 	uint32_t grace = vm->cfg.shutdown_timeout_ms;
-	int listening = pressed || !grace ? 0 : power_button_listening(vm->vm_fd);
-	if (listening == 1 && !power_button_press(vm->vm_fd)) {
+	int listening = pressed || !grace ? 0 : vm_power_button(vm);
+	if (listening == 1) {
 		log_warn("signal %u: pressed the guest's power button; stopping it in %u.%u s "
 			 "unless it powers off (a second signal stops it now)",
 			 sig, grace / 1000, grace % 1000 / 100);
@@ -163,11 +169,8 @@ static void *control_thread(void *arg)
 		if (!fds[0].revents || read(vm->signal_fd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGWINCH || si.ssi_signo == SIGUSR2) {
-			atomic_fetch_or(&vm->host_events, si.ssi_signo == SIGWINCH ? VM_HOST_EV_WINCH
-										  : VM_HOST_EV_DISKS);
-			uint64_t one = 1;
-			if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
-				log_warn("cannot wake the event loop: %s", strerror(errno));
+			vm_post_host_event(vm, si.ssi_signo == SIGWINCH ? VM_HOST_EV_WINCH
+									: VM_HOST_EV_DISKS);
 			continue;
 		}
 		int grace = on_stop_signal(vm, si.ssi_signo, pressed_sig != 0);
@@ -416,6 +419,8 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	vm->start_ns = monotonic_ns();
 
 	int ret;
+	if ((ret = vm_control_init(vm)))
+		return error_set(err, ret, "cannot create the pause lock: %s", strerror(-ret));
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
 	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
 	    (ret = pci_devices_create(vm, err)) || (ret = setup_vcpus(vm, err))) {
@@ -461,6 +466,7 @@ void vm_destroy(struct vm *vm)
 		close(vm->host_event_fd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
 	vm->host_event_fd = -1;
+	vm_control_destroy(vm);
 }
 
 static void control_stop(struct vm *vm, pthread_t ctl)
