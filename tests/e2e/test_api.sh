@@ -42,6 +42,7 @@ PY
 }
 # The echo probe reads COM1 from our FIFO (kept open on fd 3) and prints each line back.
 mkfifo "$TMP/in"
+: >"$TMP/vm.out"
 "$MSIVM" run --kernel "$PROBE" --serial tty --api-socket "$SOCK" --cmdline "echo exit=5" \
 	<"$TMP/in" >"$TMP/vm.out" 2>"$TMP/vm.err" &
 vm=$!

@@ -12,6 +12,7 @@ here=$(dirname "$0")
 button_run() {
 	local sigs=$1 i=0 s t0 pid
 	shift
+	: >"$TMP/out" # before the start: the wait below must not see the last run's output
 	"$MSIVM" run --kernel "$PROBE" "$@" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	while [ $i -lt 200 ] && ! grep -q 'waiting for the power button\|echo ready' "$TMP/out"; do
