@@ -57,6 +57,10 @@ int api_server_start(struct api_server **out, const char *path, struct api_targe
  * SECCOMP_OFF). Call after the jail and the process filter. Returns 0 or -errno. */
 int api_server_run(struct api_server *s, struct error *err);
 
+/* The libmicrohttpd daemon behind `s`, for tests and the fuzzer that drive it
+ * themselves (MHD_add_connection + MHD_run) instead of starting the thread. */
+struct MHD_Daemon *api_server_mhd(struct api_server *s);
+
 /* Stops the API thread, closes the socket and removes its path. Safe on NULL. */
 void api_server_stop(struct api_server *s);
 

@@ -213,6 +213,11 @@ fail:
 	return ret;
 }
 
+struct MHD_Daemon *api_server_mhd(struct api_server *s)
+{
+	return s->d;
+}
+
 int api_server_run(struct api_server *s, struct error *err)
 {
 	int ret = -pthread_create(&s->thread, NULL, api_thread, s);
