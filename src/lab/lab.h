@@ -59,6 +59,7 @@ struct lab_run {
 	char error[256];         /* failed: one line saying why (the first line of errout) */
 	bool have_work_cpu;      /* the probe's work window was seen (both lines) */
 	struct lab_cpu_window work_cpu; /* VMM process CPU between "probe: work begin" and "work end" */
+	double work_begin_ms;    /* when the first sample was taken, since the VMM's start */
 	double work_ms;          /* host time between those two samples */
 };
 

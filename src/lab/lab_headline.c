@@ -118,7 +118,7 @@ void lab_print_headline(FILE *out, const struct lab_options *o,
 		     "  kvm-nx-lpage-re (msivm-io, msivm-ctl, iou-wrk-*; QEMU's main loop, call_rcu,\n"
 		     "  workers), their /proc/PID/task/*/schedstat sampled at the probe's \"work begin\"\n"
 		     "  and \"work end\" lines (each followed by an idle pause). Median [min-max] over\n"
-		     "  %u %s; msivm/QEMU: median [min-max] of the\n  per-batch ratios.\n",
+		     "  %u %s;\n  msivm/QEMU: median [min-max] of the per-batch ratios.\n",
 		o->runs, o->vs_qemu ? "interleaved batches (msivm, QEMU, msivm, QEMU, ...)" : "runs");
 	print_vmm_table(out, o, cells, LAB_VMM_CPU_KEY);
 	fprintf(out, "\nvCPU threads' CPU µs per request, msivm/QEMU (apart: the guest's own code, its\n"

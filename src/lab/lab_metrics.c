@@ -73,7 +73,7 @@ static const struct lab_metric_def lat_metrics[] = {
 const struct lab_experiment lab_experiments[] = {
 	{ "boot", "Boot to ready (first virtio request done)", "rng", "rng=4", LAB_DEV_RNG, NULL,
 	  NULL, -1, 1, false, boot_metrics, N(boot_metrics) },
-	{ "rng", "virtio-rng, 4 KiB requests", "rng", "rng=256", LAB_DEV_RNG, NULL, NULL, -1, 1, false,
+	{ "rng", "virtio-rng, 4 KiB requests (256)", "rng", "rng=1024", LAB_DEV_RNG, NULL, NULL, -1, 1, false,
 	  rng_metrics, N(rng_metrics) },
 	{ "blk-randread", "virtio-blk, 4 KiB random reads, queue depth 4", "blk-randread",
 	  "blk=randread blkkb=16384 blkops=512 qd=4", LAB_DEV_DISK, NULL, NULL, -1, 1, false,

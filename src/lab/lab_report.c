@@ -223,12 +223,14 @@ static json_t *text(const char *s)
 	return j ? j : json_string("");
 }
 
-/* The work window of one run: host time, CPU by thread kind and by thread name. */
-static json_t *lab_work_cpu_json(double work_ms, const struct lab_cpu_window *w)
+/* The work window of one run: when (ms since the VMM's start), how long, CPU by thread kind and by thread name. */
+static json_t *lab_work_cpu_json(const struct lab_run *run)
 {
 	static const char *const kinds[] = { "vmm", "vcpu", "kvm" };
+	const struct lab_cpu_window *w = &run->work_cpu;
 	json_t *names = json_object();
-	json_t *j = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:b}", "window_ms", work_ms,
+	json_t *j = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:b}", "begin_ms",
+			      run->work_begin_ms, "window_ms", run->work_ms,
 			      "vmm_ns", w->vmm_ns, "vcpu_ns", w->vcpu_ns, "kvm_ns", w->kvm_ns,
 			      "vcpu_utime_ns", w->vcpu_utime_ns, "vcpu_stime_ns", w->vcpu_stime_ns,
 			      "vcpu_guest_ns", w->vcpu_guest_ns, "threads_started", (int)w->started,
@@ -300,7 +302,7 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 					json_object_set_new(jr, "figures", fig);
 					if (run->have_work_cpu)
 						json_object_set_new(jr, "work_cpu",
-								    lab_work_cpu_json(run->work_ms, &run->work_cpu));
+								    lab_work_cpu_json(run));
 					json_t *stats = run->raw_json ? json_loads(run->raw_json, 0, NULL) : NULL;
 					if (stats)
 						json_object_set_new(jr, "msivm_stats", stats);

@@ -256,6 +256,7 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		run->have_work_cpu = true;
 		lab_cpu_window(&w->begin, &w->end, &run->work_cpu);
 		run->work_ms = w->work_ms;
+		run->work_begin_ms = (double)w->begin_ns / 1e6;
 	}
 	uint64_t ready_ns = w->ready_ns, ready_cpu_ns = w->ready_cpu_ns;
 	free(w);
