@@ -138,6 +138,17 @@ uint32_t irq_count(uint8_t vector)
     return slot_of[vector] ? slots[slot_of[vector] - 1].count : 0;
 }
 
+uint64_t irq_device_count(void)
+{
+    uint64_t n = 0;
+    unsigned int i;
+
+    for (i = 0; i < nslots; i++)
+        if (slots[i].registered && slots[i].owner)
+            n += slots[i].count;
+    return n;
+}
+
 /* Check one fired slot against its registration; prints and returns
  * PROBE_EXIT_IRQ_CHECK on mismatch. */
 static int check_slot(const struct irq_slot *s)

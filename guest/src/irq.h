@@ -59,6 +59,10 @@ void irq_handle(uint8_t vector);
 /* Total interrupts taken on `vector` so far. */
 uint32_t irq_count(uint8_t vector);
 
+/* Interrupts taken so far on the vectors of devices (those with an owner,
+ * irq_set_owner): no timer, self-IPI or spurious interrupt. */
+uint64_t irq_device_count(void);
+
 /*
  * Print one line per vector that is registered (unless IRQ_F_HIDE_IDLE and
  * idle) or fired:

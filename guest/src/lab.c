@@ -1,10 +1,64 @@
-/* guest/src/lab.c - the one-time readiness marker and line. */
+/* guest/src/lab.c - the one-time readiness marker and line, the work window around timed workloads. */
 #include "lab.h"
 #include "console.h"
+#include "irq.h"
+#include "virtio_pci.h"
+#include "wait.h"
 
 #include <stdbool.h>
 
+uint64_t cpu_halts;
+
 static bool ready;
+static unsigned long window_ms;
+static uint64_t irqs0, kicks0, halts0;
+
+void lab_set_window(unsigned long ms)
+{
+    window_ms = ms;
+}
+
+static bool tsc_past(const void *deadline)
+{
+    return (int64_t)(rdtsc() - *(const uint64_t *)deadline) >= 0;
+}
+
+static void window_pause(lab_idle_fn idle)
+{
+    uint64_t deadline = rdtsc() + lab_tsc_hz(0) / 1000 * window_ms;
+
+    if (idle)
+        idle(deadline);
+    else        /* watchdog ticks bound it: 10 ms each, two to spare */
+        (void)wait_until(tsc_past, &deadline, (unsigned int)(window_ms / 10 + 2));
+}
+
+void lab_work_begin(lab_idle_fn idle)
+{
+    if (window_ms) {
+        console_puts("probe: work begin\n");
+        window_pause(idle);
+        irqs0 = irq_device_count();
+        kicks0 = virtio_pci_kicks();
+        halts0 = cpu_halts;
+    }
+    lab_marker(LAB_MARK_BEGIN);
+}
+
+void lab_work_end(lab_idle_fn idle)
+{
+    uint64_t irqs, kicks, halts;
+
+    lab_marker(LAB_MARK_END);
+    if (window_ms) {
+        irqs = irq_device_count() - irqs0;
+        kicks = virtio_pci_kicks() - kicks0;
+        halts = cpu_halts - halts0;
+        cprintf("probe: work end irqs=%lu kicks=%lu halts=%lu\n", (unsigned long)irqs,
+                (unsigned long)kicks, (unsigned long)halts);
+        window_pause(idle);
+    }
+}
 
 uint64_t lab_ready(void)
 {

@@ -1,4 +1,4 @@
-/* guest/src/lab.h - lab hooks: TSC reads, timestamp markers on port 0xf8, the one-time "probe: ready" line. */
+/* guest/src/lab.h - lab hooks: TSC reads, timestamp markers on port 0xf8, the work window lines, the one-time "probe: ready" line. */
 #ifndef PROBE_LAB_H
 #define PROBE_LAB_H
 
@@ -33,6 +33,28 @@ static inline void lab_marker(uint8_t m)
  * "cpuid 0x16", "cpuid 0x40000010" or "assumed".
  */
 uint64_t lab_tsc_hz(const char **src);
+
+/*
+ * The lab's work window around each timed workload (rng, blk, net), for the
+ * host to sample the VMM's CPU on console lines. lab_set_window(ms) with
+ * ms > 0 (cmdline labwin=MS) turns it on; with 0 (the default) the calls
+ * below only write markers 2 and 3.
+ *   lab_work_begin: "probe: work begin", an idle pause of ms, marker 2;
+ *   lab_work_end:   marker 3, "probe: work end irqs=D kicks=K halts=H" (device
+ *                   interrupts, notify writes and HLTs between the markers),
+ *                   an idle pause of ms.
+ * The pauses let the host's sample land while the guest is idle. idle(t)
+ * must return once the TSC passed t (NULL: sti;hlt with the LAPIC watchdog
+ * timer, wait_until); a workload that must keep serving its device passes
+ * its own loop.
+ */
+typedef void (*lab_idle_fn)(uint64_t deadline_tsc);
+void lab_set_window(unsigned long ms);
+void lab_work_begin(lab_idle_fn idle);
+void lab_work_end(lab_idle_fn idle);
+
+/* HLTs executed so far (irq_enable_and_halt, cpu.h). */
+extern uint64_t cpu_halts;
 
 /*
  * Call after every virtio completion the driver has seen. The first call of

@@ -8,6 +8,7 @@
 #include "flood.h"
 #include "idt.h"
 #include "irq.h"
+#include "lab.h"
 #include "lapic.h"
 #include "latency.h"
 #include "lib.h"
@@ -25,6 +26,7 @@
 
 #define RNG_DEFAULT_KIB 64
 #define RNG_MAX_KIB     65536
+#define LAB_MAX_WINDOW_MS 1000
 
 /* lat=, latwait=, selfipi=: the interrupt latency workloads. */
 struct lat_args {
@@ -224,7 +226,7 @@ static void parse_lat_args(const char *cmdline, struct lat_args *a)
 void probe_main(const struct hvm_start_info *si)
 {
     const char *cmdline = boot_cmdline(si);
-    unsigned long code = 0, rng_kib = RNG_DEFAULT_KIB;
+    unsigned long code = 0, rng_kib = RNG_DEFAULT_KIB, labwin = 0;
     enum virtio_irq_mode irq_mode = VIRTIO_IRQ_AUTO;
     struct blk_args blk;
     struct lat_args lat;
@@ -255,6 +257,11 @@ void probe_main(const struct hvm_start_info *si)
         console_puts("probe: bad rng value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
+    if (cmdline_get_uint(cmdline, "labwin", LAB_MAX_WINDOW_MS, &labwin) < 0) {
+        console_puts("probe: bad labwin value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    lab_set_window(labwin);
     if ((val = cmdline_get(cmdline, "irq", &len)) &&
         virtio_irq_mode_parse(val, len, &irq_mode)) {
         console_puts("probe: bad irq value\n");

@@ -480,6 +480,13 @@ static int step(uint64_t deadline)
     return pump();
 }
 
+/* The lab's window pause (lab_work_begin/end): keep serving the device. */
+static void net_idle(uint64_t deadline)
+{
+    while (!step(deadline))
+        ;
+}
+
 /* A TX frame area, waiting up to 1 s for a slot; NULL on timeout or
  * device error (*rc set). */
 static uint8_t *tx_get(int *rc)
@@ -559,7 +566,7 @@ static int run_echo(bool udp, unsigned long n, unsigned long size)
     if ((rc = arp_resolve(ARP_TRIES)))
         return rc;
     stats_reset(&st, lat_vals, NET_MAX_N);
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(net_idle);
     t_start = rdtsc();
     for (seq = 1; seq <= n; seq++) {
         uint8_t *f = tx_get(&rc), *l4;
@@ -615,7 +622,7 @@ static int run_echo(bool udp, unsigned long n, unsigned long size)
         bytes += size;
     }
     t_end = rdtsc();
-    lab_marker(LAB_MARK_END);
+    lab_work_end(net_idle);
     if (udp)
         cprintf("probe: result net-udp requests=%u bytes=%lu cycles=%lu %s bad=%u\n", st.n,
                 (unsigned long)bytes, (unsigned long)(t_end - t_start),
@@ -640,7 +647,7 @@ static int run_listen(bool rx, unsigned long secs)
             return rc;
         arp_out(ARP_REQUEST, bcast_mac, (const uint8_t[6]){ 0 }, PEER_IP);
     }
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(net_idle);
     t0 = rdtsc();
     deadline = t0 + secs * S.hz;
     S.serving = !rx;
@@ -649,7 +656,7 @@ static int run_listen(bool rx, unsigned long secs)
     S.serving = false;
     if (rc > 0)
         return rc;
-    lab_marker(LAB_MARK_END);
+    lab_work_end(net_idle);
     if (rx)
         cprintf("probe: result net-rx requests=%lu bytes=%lu cycles=%lu bad=%u\n",
                 (unsigned long)(S.good_frames - frames0), (unsigned long)(S.good_bytes - bytes0),
@@ -680,7 +687,7 @@ static int run_tx(unsigned long n, unsigned long size)
     psum = csum_add(0, payload, size);
     frames0 = vnet_counters()->tx_frames;
     bytes0 = vnet_counters()->tx_bytes;
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(net_idle);
     t0 = progress = rdtsc();
     inflight = 0;
     while (sent < n) {
@@ -724,7 +731,7 @@ static int run_tx(unsigned long n, unsigned long size)
         }
     }
     t1 = rdtsc();
-    lab_marker(LAB_MARK_END);
+    lab_work_end(net_idle);
     cprintf("probe: result net-tx requests=%lu bytes=%lu cycles=%lu bad=%u\n",
             (unsigned long)(vnet_counters()->tx_frames - frames0),
             (unsigned long)(vnet_counters()->tx_bytes - bytes0), (unsigned long)(t1 - t0),

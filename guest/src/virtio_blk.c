@@ -508,7 +508,7 @@ static int run_workload(enum blk_workload w, unsigned long ops, bool *stop)
     if (write)
         prefill(&g);        /* pattern generation is not part of the timing */
 
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(0);
     t0 = rdtsc();
     rc = issue(&g, &st, name);
     if (!rc && (w == BLK_WL_VERIFY || w == BLK_WL_SEQWRITE))
@@ -521,7 +521,7 @@ static int run_workload(enum blk_workload w, unsigned long ops, bool *stop)
         rc = issue(&g, &st, name);
     }
     t1 = rdtsc();
-    lab_marker(LAB_MARK_END);
+    lab_work_end(0);
     if (rc) {
         *stop = true;
         return rc;
@@ -589,7 +589,7 @@ static int run_seqlog(unsigned long every, bool *stop)
     stats_init(&st);
     cprintf("probe: blk seqlog start blocks=%lu flush_every=%lu qd=%u flush=%d\n",
             (unsigned long)nblocks, every, B.qd, B.flush);
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(0);
     t0 = rdtsc();
     while (done < nblocks) {
         uint64_t n = nblocks - done < every ? nblocks - done : every;
@@ -609,7 +609,7 @@ static int run_seqlog(unsigned long every, bool *stop)
         console_flush();
     }
     t1 = rdtsc();
-    lab_marker(LAB_MARK_END);
+    lab_work_end(0);
     if (rc) {
         *stop = true;
         return rc;

@@ -153,10 +153,18 @@ void virtio_pci_reset(const struct virtio_pci *vp)
         ;
 }
 
+static uint64_t kicks;
+
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq)
 {
     (void)vp;
+    kicks++;
     mmio_write16(vq->notify_addr, vq->index);
+}
+
+uint64_t virtio_pci_kicks(void)
+{
+    return kicks;
 }
 
 uint64_t virtio_pci_offered(const struct virtio_pci *vp)

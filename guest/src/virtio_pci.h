@@ -102,6 +102,9 @@ int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features
 /* Notify the device that queue vq has new available buffers. */
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq);
 
+/* Notify writes (virtio_pci_kick calls) of every device so far. */
+uint64_t virtio_pci_kicks(void);
+
 /* The device_status register (e.g. VIRTIO_STATUS_NEEDS_RESET). */
 uint8_t virtio_pci_status(const struct virtio_pci *vp);
 

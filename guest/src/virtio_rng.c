@@ -74,7 +74,7 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         return rc;
     *mode = virtio_irq_mode_name(vp->mode);
 
-    lab_marker(LAB_MARK_BEGIN);
+    lab_work_begin(0);
     t0 = rdtsc();
     while (total < want_bytes) {
         uint32_t id, len;
@@ -113,7 +113,7 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         total += len;
     }
     t1 = rdtsc();
-    lab_marker(LAB_MARK_END);
+    lab_work_end(0);
 
     distinct = popcount64(seen[0]) + popcount64(seen[1]) + popcount64(seen[2]) +
                popcount64(seen[3]);

@@ -5,12 +5,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "lab/lab_threads.h"
 #include "util/error.h"
 
 #define LAB_MAX_MODES   4
 #define LAB_MAX_RUNS    32
-#define LAB_MAX_METRICS 16
+#define LAB_MAX_METRICS 24
 #define LAB_MAX_EXPS    32
 
 enum lab_vmm { LAB_MSIVM, LAB_QEMU };
@@ -22,6 +24,7 @@ struct lab_metric_def {
 	const char *unit;        /* "ms" */
 	bool higher_is_better;
 	bool msivm_only;         /* not measurable under QEMU (KVM exits from msivm's stats) */
+	bool json_only;          /* kept in report.json, not in the text table or the charts */
 };
 
 enum lab_dev { LAB_DEV_RNG, LAB_DEV_DISK, LAB_DEV_NET };
@@ -54,6 +57,10 @@ struct lab_run {
 	char *console;           /* the guest's console output, malloc'd */
 	char *errout;            /* the VMM's standard error, at most LAB_STDERR_MAX, malloc'd */
 	char error[256];         /* failed: one line saying why (the first line of errout) */
+	bool have_work_cpu;      /* the probe's work window was seen (both lines) */
+	struct lab_cpu_window work_cpu; /* VMM process CPU between "probe: work begin" and "work end" */
+	double work_begin_ms;    /* when the first sample was taken, since the VMM's start */
+	double work_ms;          /* host time between those two samples */
 };
 
 struct lab_cell {                /* one (experiment, vmm, mode) */
@@ -101,6 +108,12 @@ struct lab_options {
  * run here, *why says so (and the cell is reported as skipped). */
 bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *exp,
 		     enum lab_vmm vmm, unsigned mode, const char **why);
+
+/* The headline figure: the VMM's own threads' CPU per request in the work window. */
+#define LAB_VMM_CPU_KEY "vmm_cpu_us_per_req"
+
+/* The index of exp's metric `key`, or -1. */
+int lab_metric_index(const struct lab_experiment *exp, const char *key);
 
 /* The experiments the lab knows, in report order. */
 extern const struct lab_experiment lab_experiments[];
@@ -152,12 +165,43 @@ double lab_guest_value(const char *console, const char *exp, const char *key);
 /* Measures the host TSC frequency against CLOCK_MONOTONIC (about 20 ms). */
 double lab_tsc_hz(void);
 
-/* Summary statistics over runs of one metric (NaNs ignored); n = 0 if none. */
+/* Summary statistics over runs of one metric (NaNs ignored); n = 0 if none.
+ * Quartiles q1, median, q3 interpolate linearly between the closest ranks. */
 struct lab_summary {
 	unsigned n;
-	double mean, median, min, max;
+	double mean, median, q1, q3, min, max;
 };
+
+/* Of vals[0..n-1] (n <= LAB_MAX_RUNS; NaNs ignored). */
+struct lab_summary lab_summary_of(const double *vals, unsigned n);
+
+/* Of one metric over a configuration's runs. */
 struct lab_summary lab_summarize(const struct lab_cell *c, unsigned metric);
+
+/* Of the ratios a/b of one metric, run r of a against run r of b: the two
+ * runs of one batch (lab_plan); a pair with a failed or zero run is left out. */
+struct lab_summary lab_paired_ratio(const struct lab_cell *a, const struct lab_cell *b, unsigned metric);
+
+/* One run of the matrix. */
+struct lab_step {
+	unsigned exp;                /* index into o->exps */
+	enum lab_vmm vmm;
+	unsigned mode;
+	unsigned run;                /* batch number */
+};
+
+/* The lab's run order: per experiment, batch after batch (o->runs), in each
+ * batch every wanted mode with msivm then QEMU right after it, so that the
+ * VMMs alternate (A B A B ...) and share the host's drift. Cells that are
+ * skipped (lab_cell_wanted's why) have no step. Fills up to max steps (steps
+ * may be NULL) and returns how many there are. */
+unsigned lab_plan(const struct lab_options *o, struct lab_step *steps, unsigned max);
+
+/* The report's first tables: the VMM's own threads' CPU per request, msivm
+ * beside QEMU, per experiment (those with LAB_VMM_CPU_KEY) and mode, then
+ * the vCPU threads' likewise, and what /proc said about guest time. */
+void lab_print_headline(FILE *out, const struct lab_options *o,
+			struct lab_cell (*cells)[2][LAB_MAX_MODES]);
 
 /* Writes report.json, the SVG charts and prints the terminal table. */
 int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],

@@ -21,13 +21,16 @@
 #include "virtio/virtio_pci.h"
 
 #define EXIT_USAGE 125
+#define LAB_QEMU_BATCHES 4 /* default --runs with --vs qemu */
 
 static const char lab_usage[] =
 	"usage: msivm lab [--modes LIST] [--runs N] [--experiments LIST] [--out DIR] [--force]\n"
 	"                 [--vs qemu] [--probe FILE] [--kvm-device PATH]\n"
 	"       msivm lab --guest linux [options]   (the same on a stock Linux guest: --guest linux --help)\n"
 	"  --modes LIST        interrupt modes, comma-separated (default msix,msix-shared,msi,intx)\n"
-	"  --runs N            runs per configuration, 1-32 (default 3)\n"
+	"  --runs N            runs per configuration, 1-32 (default 3; with --vs qemu 4):\n"
+	"                      batches, each running every configuration once, msivm\n"
+	"                      and QEMU alternately\n"
 	"  --experiments LIST  boot,rng,blk-randread,blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
 	"                      lat-irqfd,lat-irqfd-pin,\n"
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
@@ -35,7 +38,8 @@ static const char lab_usage[] =
 	"  --out DIR           report directory (default lab-out); refused if it holds an\n"
 	"                      earlier report (report.txt, report.json, *.svg)\n"
 	"  --force             remove an earlier report's files from DIR first (only those)\n"
-	"  --vs qemu           run the same guest and devices under QEMU too\n"
+	"  --vs qemu           run the same guest and devices under QEMU too, interleaved\n"
+	"                      with msivm's runs\n"
 	"  --probe FILE        probe guest (default: guest/probe.elf next to msivm, else\n"
 	"                      ../lib/msivm/probe.elf from msivm's directory, as installed)\n"
 	"  --kvm-device PATH   KVM device node for the msivm runs (msivm run --kvm-device)\n"
@@ -97,6 +101,7 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 	};
 	uint64_t v;
 	int c;
+	bool runs_given = false;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -109,6 +114,7 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 			if (parse_uint(optarg, 1, LAB_MAX_RUNS, &v))
 				return lab_usage_error("bad --runs (1-32)", optarg);
 			o->runs = (unsigned)v;
+			runs_given = true;
 			break;
 		case 'e':
 			if (parse_experiments(optarg, o))
@@ -130,6 +136,8 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 	}
 	if (optind < argc)
 		return lab_usage_error("unexpected argument", argv[optind]);
+	if (o->vs_qemu && !runs_given)
+		o->runs = LAB_QEMU_BATCHES;
 	if (!o->probe) {
 		/* Next to msivm in the build tree, or where `make install` puts it. */
 		char *dir = dirname(probe_buf); /* probe_buf holds the msivm path */
@@ -320,47 +328,51 @@ static void free_cells(struct lab_cell (*cells)[2][LAB_MAX_MODES], unsigned nexp
 	free(cells);
 }
 
-/* Runs the matrix; stops early when a signal arrives (o->interrupted). */
-static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES])
+/* Marks the cells that are wanted but cannot run here. */
+static void mark_skipped(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES])
+{
+	const char *why;
+	for (unsigned e = 0; e < o->nexps; e++)
+		for (unsigned vmm = 0; vmm < 2; vmm++)
+			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
+				if (lab_cell_wanted(o, o->exps[e], (enum lab_vmm)vmm, m, &why) && why) {
+					cells[e][vmm][m].skipped = true;
+					snprintf(cells[e][vmm][m].skip_reason,
+						 sizeof(cells[e][vmm][m].skip_reason), "%s", why);
+				}
+}
+
+/* Runs the steps of the plan in order; stops early when a signal arrives
+ * (o->interrupted). */
+static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
+		       const struct lab_step *steps, unsigned nsteps)
 {
 	struct progress p = { .tty = isatty(2), .t0 = mono_ns() };
-	const char *why;
-	for (unsigned e = 0; e < o->nexps && !o->interrupted; e++)
-		for (unsigned vmm = 0; vmm < 2 && !o->interrupted; vmm++)
-			for (unsigned m = 0; m < LAB_MAX_MODES && !o->interrupted; m++) {
-				if (!lab_cell_wanted(o, o->exps[e], vmm, m, &why))
-					continue;
-				struct lab_cell *c = &cells[e][vmm][m];
-				if (why) {
-					c->skipped = true;
-					snprintf(c->skip_reason, sizeof(c->skip_reason), "%s", why);
-					continue;
-				}
-				const char *vname = vmm ? "qemu" : "msivm";
-				const char *mname = irq_mode_name((enum irq_mode)m);
-				for (unsigned r = 0; r < o->runs; r++) {
-					if ((o->interrupted = lab_pending_signal(o->sigfd)))
-						break;
-					progress_show(&p, o, o->exps[e]->name, vname, mname, r + 1);
-					struct lab_run *run = &c->runs[c->nruns];
-					int signo = 0;
-					if (lab_run_once(o, o->exps[e], vmm ? LAB_QEMU : LAB_MSIVM, m, run,
-							 &signo) == -EINTR) {
-						o->interrupted = signo;
-						break;
-					}
-					c->nruns++;
-					o->runs_done++;
-					p.run_secs += run->secs;
-					if (run->failed) {
-						o->runs_failed++;
-						progress_clear(&p);
-						fprintf(stderr, "run %u/%u %s %s %s failed (status %d): %s\n",
-							o->runs_done, o->runs_planned, vname, o->exps[e]->name,
-							mname, run->status, run->error);
-					}
-				}
-			}
+	for (unsigned i = 0; i < nsteps && !o->interrupted; i++) {
+		const struct lab_step *st = &steps[i];
+		const struct lab_experiment *x = o->exps[st->exp];
+		struct lab_cell *c = &cells[st->exp][st->vmm][st->mode];
+		const char *vname = st->vmm == LAB_QEMU ? "qemu" : "msivm";
+		const char *mname = irq_mode_name((enum irq_mode)st->mode);
+		if ((o->interrupted = lab_pending_signal(o->sigfd)))
+			break;
+		progress_show(&p, o, x->name, vname, mname, st->run + 1);
+		struct lab_run *run = &c->runs[c->nruns];
+		int signo = 0;
+		if (lab_run_once(o, x, st->vmm, st->mode, run, &signo) == -EINTR) {
+			o->interrupted = signo;
+			break;
+		}
+		c->nruns++;
+		o->runs_done++;
+		p.run_secs += run->secs;
+		if (run->failed) {
+			o->runs_failed++;
+			progress_clear(&p);
+			fprintf(stderr, "run %u/%u %s %s %s failed (status %d): %s\n", o->runs_done,
+				o->runs_planned, vname, x->name, mname, run->status, run->error);
+		}
+	}
 	progress_clear(&p);
 }
 
@@ -406,13 +418,16 @@ int lab_main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	const char *why;
-	for (unsigned e = 0; e < o.nexps; e++)
-		for (unsigned vmm = 0; vmm < 2; vmm++)
-			for (unsigned m = 0; m < LAB_MAX_MODES; m++)
-				if (lab_cell_wanted(&o, o.exps[e], vmm, m, &why) && !why)
-					o.runs_planned += o.runs;
-	run_matrix(&o, cells);
+	o.runs_planned = lab_plan(&o, NULL, 0);
+	struct lab_step *steps = calloc(o.runs_planned ? o.runs_planned : 1, sizeof(*steps));
+	if (!steps) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	lab_plan(&o, steps, o.runs_planned);
+	mark_skipped(&o, cells);
+	run_matrix(&o, cells, steps, o.runs_planned);
+	free(steps);
 	remove_scratch(&o);
 	if (o.interrupted)
 		fprintf(stderr, "msivm lab: interrupted (%s) after %u/%u runs; writing a partial report\n",

@@ -9,51 +9,59 @@
 #include <string.h>
 
 static const struct lab_metric_def boot_metrics[] = {
-	{ "ready_ms", "boot to ready", "ms", false, false },
-	{ "wall_ms", "start to exit", "ms", false, false },
-	{ "cpu_ms", "host CPU", "ms", false, false },
+	{ "ready_ms", "boot to ready", "ms", false, false, false },
+	{ "wall_ms", "start to exit", "ms", false, false, false },
+	{ "cpu_ms", "host CPU", "ms", false, false, false },
 };
 
+/* The work window's figures: the VMM's own threads' CPU (the headline), its
+ * vCPU threads' CPU, and the guest's counts between the markers. */
+#define WINDOW_METRICS(req)                                                                \
+	{ LAB_VMM_CPU_KEY, "VMM CPU per " req ", own threads", "us", false, false, false }, \
+	{ "vcpu_cpu_us_per_req", "vCPU threads' CPU per " req, "us", false, false, false }, \
+	{ "irqs_per_req", "device interrupts per " req, "", false, false, false },         \
+	{ "kicks_per_req", "notify writes per " req, "", false, false, false },            \
+	{ "halts_per_req", "guest HLTs per " req, "", false, false, false },               \
+	{ "uexits_per_req", "exits to msivm's userspace per " req, "", false, true, false }, \
+	{ "isr_reads_per_req", "ISR reads per " req, "", false, true, false },             \
+	{ "level_irqs", "level-triggered interrupts", "", false, false, false },           \
+	{ "exits_per_req", "KVM exits per " req " (PVM's count)", "", false, true, true },  \
+	{ "cpu_us_per_req", "host CPU per " req ", whole run", "us", false, false, true },  \
+	{ "work_cpu_us_per_req", "msivm io+vCPU thread CPU per " req ", workload", "us",    \
+	  false, true, true }
+
 /* The figures every device workload reports. */
-#define IO_METRICS(tput_key, tput_label, tput_unit)                                   \
-	{ tput_key, tput_label, tput_unit, true, false },                               \
-	{ "irqs_per_req", "interrupts per request", "", false, false },                 \
-	{ "level_irqs", "level-triggered interrupts", "", false, false },               \
-	{ "exits_per_req", "VM exits per request", "", false, true },                   \
-	{ "isr_reads_per_req", "ISR reads per request", "", false, true },              \
-	{ "cpu_us_per_req", "host CPU per request, whole run", "us", false, false },     \
-	{ "work_cpu_us_per_req", "host CPU per request, workload only", "us", false, true }
+#define IO_METRICS(tput_key, tput_label, tput_unit) \
+	{ tput_key, tput_label, tput_unit, true, false, false }, WINDOW_METRICS("request")
 
 static const struct lab_metric_def rng_metrics[] = { IO_METRICS("mib_s", "throughput", "MiB/s") };
 
 static const struct lab_metric_def blk_metrics[] = {
 	IO_METRICS("iops", "IOPS", "req/s"),
-	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "req/CPU-s", true, false },
-	{ "iops_per_cpu_s_ready", "requests per host CPU second, after ready", "req/CPU-s", true, false },
-	{ "mib_s", "throughput", "MiB/s", true, false },
-	{ "lat_avg_us", "request latency, mean", "us", false, false },
-	{ "lat_p99_us", "request latency, p99", "us", false, false },
+	{ "iops_per_cpu_s", "requests per host CPU second, whole run", "req/CPU-s", true, false, true },
+	{ "iops_per_cpu_s_ready", "requests per host CPU second, after ready", "req/CPU-s", true,
+	  false, true },
+	{ "mib_s", "throughput", "MiB/s", true, false, false },
+	{ "lat_avg_us", "request latency, mean", "us", false, false, false },
+	{ "lat_p99_us", "request latency, p99", "us", false, false, false },
 };
 
 static const struct lab_metric_def net_metrics[] = {
 	IO_METRICS("iops", "packet rate", "packets/s"),
-	{ "mib_s", "throughput", "MiB/s", true, false },
+	{ "mib_s", "throughput", "MiB/s", true, false, false },
 };
 
 static const struct lab_metric_def ping_metrics[] = {
-	{ "lat_avg_us", "ping round trip, mean", "us", false, false },
-	{ "lat_p99_us", "ping round trip, p99", "us", false, false },
-	{ "irqs_per_req", "interrupts per ping", "", false, false },
-	{ "level_irqs", "level-triggered interrupts", "", false, false },
-	{ "exits_per_req", "VM exits per ping", "", false, true },
-	{ "isr_reads_per_req", "ISR reads per ping", "", false, true },
+	{ "lat_avg_us", "ping round trip, mean", "us", false, false, false },
+	{ "lat_p99_us", "ping round trip, p99", "us", false, false, false },
+	WINDOW_METRICS("ping"),
 };
 
 static const struct lab_metric_def lat_metrics[] = {
-	{ "lat_min_us", "interrupt latency, min", "us", false, false },
-	{ "lat_avg_us", "interrupt latency, mean", "us", false, false },
-	{ "lat_p99_us", "interrupt latency, p99", "us", false, false },
-	{ "lat_max_us", "interrupt latency, max", "us", false, false },
+	{ "lat_min_us", "interrupt latency, min", "us", false, false, false },
+	{ "lat_avg_us", "interrupt latency, mean", "us", false, false, false },
+	{ "lat_p99_us", "interrupt latency, p99", "us", false, false, false },
+	{ "lat_max_us", "interrupt latency, max", "us", false, false, false },
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -65,7 +73,7 @@ static const struct lab_metric_def lat_metrics[] = {
 const struct lab_experiment lab_experiments[] = {
 	{ "boot", "Boot to ready (first virtio request done)", "rng", "rng=4", LAB_DEV_RNG, NULL,
 	  NULL, -1, 1, false, boot_metrics, N(boot_metrics) },
-	{ "rng", "virtio-rng, 4 KiB requests", "rng", "rng=256", LAB_DEV_RNG, NULL, NULL, -1, 1, false,
+	{ "rng", "virtio-rng, 4 KiB requests (256)", "rng", "rng=1024", LAB_DEV_RNG, NULL, NULL, -1, 1, false,
 	  rng_metrics, N(rng_metrics) },
 	{ "blk-randread", "virtio-blk, 4 KiB random reads, queue depth 4", "blk-randread",
 	  "blk=randread blkkb=16384 blkops=512 qd=4", LAB_DEV_DISK, NULL, NULL, -1, 1, false,
@@ -108,12 +116,22 @@ const struct lab_experiment lab_experiments[] = {
 };
 const unsigned lab_nexperiments = N(lab_experiments);
 
-double lab_guest_value(const char *console, const char *exp, const char *key)
+int lab_metric_index(const struct lab_experiment *exp, const char *key)
 {
-	char prefix[64], k[64];
-	snprintf(prefix, sizeof(prefix), "probe: result %s ", exp);
+	for (unsigned i = 0; i < exp->nmetrics; i++)
+		if (!strcmp(exp->metrics[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+/* The value of " key=" on the first console line that starts with `prefix`, or NaN. */
+static double line_value(const char *console, const char *prefix, const char *key)
+{
+	char k[64];
 	snprintf(k, sizeof(k), " %s=", key);
 	const char *line = console ? strstr(console, prefix) : NULL;
+	while (line && line != console && line[-1] != '\n')
+		line = strstr(line + 1, prefix);
 	if (!line)
 		return NAN;
 	const char *eol = strchr(line, '\n');
@@ -123,15 +141,11 @@ double lab_guest_value(const char *console, const char *exp, const char *key)
 	return strtod(p + strlen(k), NULL);
 }
 
-/* "probe: irq mode=X total=N level=L" */
-static double guest_irq_value(const char *console, const char *key)
+double lab_guest_value(const char *console, const char *exp, const char *key)
 {
-	const char *line = console ? strstr(console, "probe: irq mode=") : NULL;
-	char k[32];
-	snprintf(k, sizeof(k), " %s=", key);
-	const char *p = line ? strstr(line, k) : NULL;
-	const char *eol = line ? strchr(line, '\n') : NULL;
-	return p && (!eol || p < eol) ? strtod(p + strlen(k), NULL) : NAN;
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "probe: result %s ", exp);
+	return line_value(console, prefix, key);
 }
 
 static double json_num(json_t *root, const char *path1, const char *path2)
@@ -159,9 +173,26 @@ static double device_sum(json_t *root, const char *key)
 
 static void set(const struct lab_experiment *exp, double *v, const char *key, double val)
 {
-	for (unsigned i = 0; i < exp->nmetrics; i++)
-		if (!strcmp(exp->metrics[i].key, key))
-			v[i] = val;
+	int i = lab_metric_index(exp, key);
+	if (i >= 0)
+		v[i] = val;
+}
+
+/* Figures of the work window: the VMM's CPU sampled at the probe's lines and
+ * the guest's counts on its end line (the last window's). */
+static void window_metrics(const struct lab_experiment *exp, const struct lab_raw *raw, double reqs,
+			   double *v)
+{
+	if (raw->work_cpu) {
+		set(exp, v, LAB_VMM_CPU_KEY, raw->work_cpu->vmm_ns / 1e3 / reqs);
+		set(exp, v, "vcpu_cpu_us_per_req", raw->work_cpu->vcpu_ns / 1e3 / reqs);
+	}
+	const char *end = NULL;
+	for (const char *p = raw->console; p && (p = strstr(p, LAB_WORK_END_LINE " ")); p++)
+		end = p;
+	set(exp, v, "irqs_per_req", line_value(end, LAB_WORK_END_LINE " ", "irqs") / reqs);
+	set(exp, v, "kicks_per_req", line_value(end, LAB_WORK_END_LINE " ", "kicks") / reqs);
+	set(exp, v, "halts_per_req", line_value(end, LAB_WORK_END_LINE " ", "halts") / reqs);
 }
 
 void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw *raw, double *v)
@@ -191,7 +222,7 @@ void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw 
 	for (unsigned i = 0; i < 4; i++)
 		set(exp, v, lat_keys[i][1], lab_guest_value(raw->console, res, lat_keys[i][0]) * us_per_cycle);
 	if (reqs > 0) {
-		set(exp, v, "irqs_per_req", guest_irq_value(raw->console, "total") / reqs);
+		window_metrics(exp, raw, reqs, v);
 		set(exp, v, "cpu_us_per_req", raw->cpu_ns / 1e3 / reqs);
 		/* Prefer the counters msivm took between the probe's workload
 		 * markers; fall back to whole-run totals. */
@@ -201,12 +232,14 @@ void lab_compute_metrics(const struct lab_experiment *exp, const struct lab_raw 
 			isr = device_sum(root, "isr_reads");
 		}
 		set(exp, v, "exits_per_req", ex / reqs);
+		set(exp, v, "uexits_per_req", (json_num(root, "workload", "msivm_io") +
+					       json_num(root, "workload", "msivm_mmio")) / reqs);
 		set(exp, v, "work_cpu_us_per_req", json_num(root, "workload", "cpu_ns") / 1e3 / reqs);
 		set(exp, v, "iops_per_cpu_s", reqs / (raw->cpu_ns / 1e9));
 		set(exp, v, "iops_per_cpu_s_ready", reqs / (raw->cpu_after_ready_ns / 1e9));
 		set(exp, v, "isr_reads_per_req", isr / reqs);
 	}
-	set(exp, v, "level_irqs", guest_irq_value(raw->console, "level"));
+	set(exp, v, "level_irqs", line_value(raw->console, "probe: irq mode=", "level"));
 	json_decref(root);
 }
 

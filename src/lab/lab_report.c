@@ -11,50 +11,24 @@
 
 #include "virtio/virtio_pci.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-struct lab_summary lab_summarize(const struct lab_cell *c, unsigned metric)
-{
-	double vals[LAB_MAX_RUNS];
-	struct lab_summary s = { 0 };
-	for (unsigned r = 0; r < c->nruns; r++)
-		if (!isnan(c->runs[r].v[metric]))
-			vals[s.n++] = c->runs[r].v[metric];
-	if (!s.n)
-		return s;
-	qsort(vals, s.n, sizeof(double), cmp_double);
-	double sum = 0;
-	for (unsigned i = 0; i < s.n; i++)
-		sum += vals[i];
-	s.mean = sum / s.n;
-	s.median = s.n % 2 ? vals[s.n / 2] : (vals[s.n / 2 - 1] + vals[s.n / 2]) / 2;
-	s.min = vals[0];
-	s.max = vals[s.n - 1];
-	return s;
-}
-
 static bool is_count(const struct lab_metric_def *md)
 {
 	return !*md->unit;
 }
 
-/* "vs intx" column: a count as the ratio of the means (x0.05), a time or a
- * rate as the change of the mean (+12.0%); the baseline itself is "baseline". */
+/* "vs intx" column: a count as the ratio of the medians (x0.05), a time or a
+ * rate as the change of the median (+12.0%); the baseline itself is "baseline". */
 static void change(char *buf, size_t len, const struct lab_metric_def *md, struct lab_summary s,
 		   struct lab_summary base, bool self)
 {
 	if (self)
 		snprintf(buf, len, "%s", s.n ? "baseline" : "-");
-	else if (!s.n || !base.n || base.mean == 0)
+	else if (!s.n || !base.n || base.median == 0)
 		snprintf(buf, len, "-");
 	else if (is_count(md))
-		snprintf(buf, len, "x%.2f", s.mean / base.mean);
+		snprintf(buf, len, "x%.2f", s.median / base.median);
 	else
-		snprintf(buf, len, "%+.1f%%", (s.mean - base.mean) / base.mean * 100);
+		snprintf(buf, len, "%+.1f%%", (s.median - base.median) / base.median * 100);
 }
 
 static const char *sig_name(int sig)
@@ -124,13 +98,21 @@ static void print_header(FILE *out, const struct lab_options *o)
 			o->runs_planned);
 	fprintf(out, "runs: %u of %u done, %u failed%s\n", o->runs_done, o->runs_planned,
 		o->runs_failed, o->runs_failed ? " (listed at the end; a failed run has no figures)" : "");
-	fprintf(out, "mean, median, min, max: over the successful runs of a configuration.\n"
+}
+
+/* The legend of the per-experiment tables. */
+static void print_legend(FILE *out, const struct lab_options *o)
+{
+	fprintf(out, "\nmedian, min, max: over the successful runs of a configuration (report.json adds the\n"
+		     "  mean and the quartiles).\n"
 		     "vs intx: against the intx (legacy INTx) configuration of the same VMM: for counts\n"
-		     "  the ratio of the means (x0.05 = a twentieth of intx's), for times and rates the\n"
-		     "  change of the mean (+12.0%% = 12%% more than intx); the intx rows are the baseline.\n");
+		     "  the ratio of the medians (x0.05 = a twentieth of intx's), for times and rates the\n"
+		     "  change of the median (+12.0%% = 12%% more than intx); the intx rows are the baseline.\n");
 	if (o->vs_qemu)
-		fprintf(out, "msivm/qemu: msivm's mean divided by QEMU's in the same mode "
-			     "(x0.50 = half of QEMU's).\n");
+		fprintf(out, "msivm/qemu: the median of msivm's figure divided by QEMU's, batch by batch, in "
+			     "the same mode (x0.50 = half of QEMU's).\n");
+	fprintf(out, "Whole-run host CPU and KVM's exit count are in report.json only: on this kind of host\n"
+		     "  they are mostly the guest's own (emulated) code, the same under both VMMs.\n");
 }
 
 static void print_failures(FILE *out, const struct lab_options *o,
@@ -169,10 +151,12 @@ static void print_table(FILE *out, const struct lab_options *o,
 	for (unsigned e = 0; e < o->nexps; e++) {
 		const struct lab_experiment *x = o->exps[e];
 		fprintf(out, "\n%s (%u runs each)\n", x->title, o->runs);
-		fprintf(out, "  %-42s %-6s %-12s %10s %10s %10s %10s %9s%s\n", "metric", "vmm", "mode",
-			"mean", "median", "min", "max", "vs intx", o->vs_qemu ? "  msivm/qemu" : "");
+		fprintf(out, "  %-42s %-6s %-12s %10s %10s %10s %9s%s\n", "metric", "vmm", "mode",
+			"median", "min", "max", "vs intx", o->vs_qemu ? "  msivm/qemu" : "");
 		for (unsigned k = 0; k < x->nmetrics; k++) {
 			const struct lab_metric_def *md = &x->metrics[k];
+			if (md->json_only)
+				continue;
 			char label[64];
 			snprintf(label, sizeof(label), "%s%s%s%s", md->label, *md->unit ? " (" : "",
 				 md->unit, *md->unit ? ")" : "");
@@ -195,10 +179,10 @@ static void print_table(FILE *out, const struct lab_options *o,
 					char chg[16], ratio[24] = "";
 					change(chg, sizeof(chg), md, s, base, m == IRQ_MODE_INTX);
 					if (o->vs_qemu && vmm == LAB_MSIVM && !md->msivm_only) {
-						struct lab_summary q = lab_summarize(&cells[e][LAB_QEMU][m], k);
+						struct lab_summary q = lab_paired_ratio(c, &cells[e][LAB_QEMU][m], k);
 						char r[16];
-						snprintf(r, sizeof(r), "x%.2f", q.n && s.n && q.mean != 0 ? s.mean / q.mean : 0);
-						snprintf(ratio, sizeof(ratio), "  %10s", q.n && s.n && q.mean != 0 ? r : "-");
+						snprintf(r, sizeof(r), "x%.2f", q.median);
+						snprintf(ratio, sizeof(ratio), "  %10s", q.n ? r : "-");
 					}
 					unsigned f = failed_runs(c);
 					char note[64] = "";
@@ -211,8 +195,8 @@ static void print_table(FILE *out, const struct lab_options *o,
 						fprintf(out, "  %-42s %-6s %-12s %10s%s\n", label, vmm ? "qemu" : "msivm",
 							mode, "n/a", note);
 					else
-						fprintf(out, "  %-42s %-6s %-12s %10.3g %10.3g %10.3g %10.3g %9s%s%s\n",
-							label, vmm ? "qemu" : "msivm", mode, s.mean, s.median,
+						fprintf(out, "  %-42s %-6s %-12s %10.3g %10.3g %10.3g %9s%s%s\n",
+							label, vmm ? "qemu" : "msivm", mode, s.median,
 							s.min, s.max, chg, ratio, note);
 				}
 			}
@@ -237,6 +221,26 @@ static json_t *text(const char *s)
 	j = json_string(copy);
 	free(copy);
 	return j ? j : json_string("");
+}
+
+/* The work window of one run: when (ms since the VMM's start), how long, CPU by thread kind and by thread name. */
+static json_t *lab_work_cpu_json(const struct lab_run *run)
+{
+	static const char *const kinds[] = { "vmm", "vcpu", "kvm" };
+	const struct lab_cpu_window *w = &run->work_cpu;
+	json_t *names = json_object();
+	json_t *j = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:b}", "begin_ms",
+			      run->work_begin_ms, "window_ms", run->work_ms,
+			      "vmm_ns", w->vmm_ns, "vcpu_ns", w->vcpu_ns, "kvm_ns", w->kvm_ns,
+			      "vcpu_utime_ns", w->vcpu_utime_ns, "vcpu_stime_ns", w->vcpu_stime_ns,
+			      "vcpu_guest_ns", w->vcpu_guest_ns, "threads_started", (int)w->started,
+			      "threads_ended", (int)w->ended, "truncated", (int)w->truncated);
+	for (unsigned i = 0; i < w->nnames; i++)
+		json_object_set_new(names, w->names[i].name,
+				    json_pack("{s:s,s:f}", "kind", kinds[w->names[i].kind], "ns",
+					      w->names[i].ns));
+	json_object_set_new(j, "threads", names);
+	return j;
 }
 
 static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
@@ -296,6 +300,9 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 					for (unsigned k = 0; k < x->nmetrics; k++)
 						json_object_set_new(fig, x->metrics[k].key, num(run->v[k]));
 					json_object_set_new(jr, "figures", fig);
+					if (run->have_work_cpu)
+						json_object_set_new(jr, "work_cpu",
+								    lab_work_cpu_json(run));
 					json_t *stats = run->raw_json ? json_loads(run->raw_json, 0, NULL) : NULL;
 					if (stats)
 						json_object_set_new(jr, "msivm_stats", stats);
@@ -306,9 +313,10 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 					struct lab_summary s = lab_summarize(c, k);
 					if (s.n)
 						json_object_set_new(summ, x->metrics[k].key,
-								    json_pack("{s:f,s:f,s:f,s:f,s:i}", "mean", s.mean,
-									      "median", s.median, "min", s.min,
-									      "max", s.max, "n", s.n));
+								    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "mean",
+									      s.mean, "median", s.median, "q1", s.q1,
+									      "q3", s.q3, "min", s.min, "max", s.max,
+									      "n", s.n));
 				}
 				json_object_set_new(jc, "summary", summ);
 				json_object_set_new(jc, "runs", runs);
@@ -338,13 +346,15 @@ static bool write_chart(const struct lab_options *o, struct lab_cell (*cells)[2]
 	const struct lab_metric_def *md = &x->metrics[k];
 	bool qemu = o->vs_qemu && !md->msivm_only && !x->msivm_only;
 	unsigned any = 0;
+	if (md->json_only)
+		return false;
 	for (unsigned vmm = 0; vmm < (qemu ? 2u : 1u); vmm++)
 		for (unsigned m = 0; m < LAB_MAX_MODES; m++)
 			any += lab_summarize(&cells[e][vmm][m], k).n;
 	if (!any)
 		return false;
 	fprintf(gp, "set output '%s/%s-%s.svg'\n", o->out_dir, x->name, md->key);
-	fprintf(gp, "set title \"%s: %s%s%s%s\\n(mean of %u runs, whiskers min-max; %s)%s\"\n", x->title,
+	fprintf(gp, "set title \"%s: %s%s%s%s\\n(median of %u runs, whiskers min-max; %s)%s\"\n", x->title,
 		md->label, *md->unit ? " [" : "", md->unit, *md->unit ? "]" : "", o->runs,
 		md->higher_is_better ? "higher is better" : "lower is better",
 		o->interrupted ? "\\nPARTIAL: the lab was interrupted" : "");
@@ -359,7 +369,7 @@ static bool write_chart(const struct lab_options *o, struct lab_cell (*cells)[2]
 			struct lab_summary s = lab_summarize(&cells[e][vmm][m], k);
 			const char *mode = irq_mode_name((enum irq_mode)m);
 			if (s.n)
-				fprintf(gp, "\"%s\" %g %g %g\n", mode, s.mean, s.min, s.max);
+				fprintf(gp, "\"%s\" %g %g %g\n", mode, s.median, s.min, s.max);
 			else
 				fprintf(gp, "\"%s%s\" NaN NaN NaN\n", mode, vmm ? "" : " (no data)");
 		}
@@ -464,6 +474,8 @@ int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_
 	       struct error *err)
 {
 	print_header(stdout, o);
+	lab_print_headline(stdout, o, cells);
+	print_legend(stdout, o);
 	print_table(stdout, o, cells);
 	print_latency_summary(stdout, o, cells);
 	print_failures(stdout, o, cells);
@@ -474,6 +486,8 @@ int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_
 	if (!f)
 		return error_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
 	print_header(f, o);
+	lab_print_headline(f, o, cells);
+	print_legend(f, o);
 	print_table(f, o, cells);
 	print_latency_summary(f, o, cells);
 	print_failures(f, o, cells);

@@ -90,7 +90,9 @@ static void build_qemu_argv(const struct lab_options *o, const struct lab_experi
 {
 	const char *vec = mode == IRQ_MODE_INTX ? ",vectors=0" : "";
 	char dev[4352];
-	args_split(a, "qemu-system-x86_64 -M " LAB_QEMU_MACHINE " -enable-kvm -cpu host,-arch-capabilities"
+	/* debug-threads: the vCPU threads are named "CPU N/KVM" (lab_threads.h) */
+	args_split(a, "qemu-system-x86_64 -name msivm-lab,debug-threads=on -M " LAB_QEMU_MACHINE
+		      " -enable-kvm -cpu host,-arch-capabilities"
 		      " -m 256M -nodefaults -no-user-config -nographic -serial stdio -no-reboot"
 		      " -device isa-debug-exit,iobase=0xf4,iosize=4 -kernel");
 	arg(a, "%s", o->probe);
@@ -133,17 +135,46 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 }
 
 struct probe_watch {
+	pid_t pid;
+	uint64_t t_ns;                 /* of the console chunk being looked at */
+	size_t scanned;                /* console bytes already looked at */
 	uint64_t ready_ns, ready_cpu_ns;
+	uint64_t begin_ns;
+	bool begun, ended;             /* the last window's lines seen */
+	struct lab_cpu_snap begin, end;
+	double work_ms;
 };
 
-/* Notes when the probe's ready line first appears, and the CPU used until then. */
-static void watch_ready(void *ctx, pid_t pid, const char *console, size_t len, uint64_t t_ns)
+static bool line_is(const char *line, size_t n, const char *what)
+{
+	size_t k = strlen(what);
+	return n >= k && !memcmp(line, what, k);
+}
+
+/* At the ready line: the time and the process CPU so far. At the work
+ * window's lines: the VMM's threads. */
+static void on_probe_line(void *ctx, const char *line, size_t n)
 {
 	struct probe_watch *w = ctx;
-	if (!w->ready_ns && strstr(console, LAB_READY_LINE)) {
-		w->ready_ns = t_ns;
-		w->ready_cpu_ns = lab_proc_cpu_ns(pid);
+	if (!w->ready_ns && line_is(line, n, LAB_READY_LINE)) {
+		w->ready_ns = w->t_ns;
+		w->ready_cpu_ns = lab_proc_cpu_ns(w->pid);
+	} else if (line_is(line, n, LAB_WORK_BEGIN_LINE)) {
+		w->begun = !lab_cpu_snap_take(w->pid, &w->begin);
+		w->ended = false;
+		w->begin_ns = w->t_ns;
+	} else if (w->begun && line_is(line, n, LAB_WORK_END_LINE)) {
+		w->ended = !lab_cpu_snap_take(w->pid, &w->end);
+		w->work_ms = (double)(w->t_ns - w->begin_ns) / 1e6;
 	}
+}
+
+static void watch_probe(void *ctx, pid_t pid, const char *console, size_t len, uint64_t t_ns)
+{
+	struct probe_watch *w = ctx;
+	w->pid = pid;
+	w->t_ns = t_ns;
+	lab_console_lines(console, len, &w->scanned, on_probe_line, w);
 }
 
 /* The first non-empty line of s, or NULL. */
@@ -192,7 +223,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 	char cmdline[512];
 	int expected = vmm == LAB_QEMU ? 1 : 0; /* the probe's exit=0 through each debug-exit */
 	memset(run, 0, sizeof(*run));
-	snprintf(cmdline, sizeof(cmdline), "%s exit=0", exp->guest_args);
+	/* The work window only where its figures are wanted: its pauses would
+	 * count in boot's times. */
+	snprintf(cmdline, sizeof(cmdline), "%s%s exit=0", exp->guest_args,
+		 lab_metric_index(exp, LAB_VMM_CPU_KEY) >= 0 ? " " LAB_WINDOW_ARG : "");
 	if (vmm == LAB_MSIVM && truncate(o->stats, 0) && errno != ENOENT) {
 		run->failed = true;
 		run->status = -1;
@@ -201,7 +235,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		return 0;
 	}
 	struct argv_buf *a = calloc(1, sizeof(*a));
-	if (!a) {
+	struct probe_watch *w = calloc(1, sizeof(*w));
+	if (!a || !w) {
+		free(a);
+		free(w);
 		run->failed = true;
 		run->status = -1;
 		snprintf(run->error, sizeof(run->error), "msivm lab: out of memory");
@@ -211,11 +248,18 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		build_msivm_argv(o, exp, mode, cmdline, o->stats, a);
 	else
 		build_qemu_argv(o, exp, mode, cmdline, a);
-	struct probe_watch w = { 0 };
-	struct lab_child ch = { .timeout_ns = RUN_TIMEOUT_NS, .watch = watch_ready, .ctx = &w };
+	struct lab_child ch = { .timeout_ns = RUN_TIMEOUT_NS, .watch = watch_probe, .ctx = w };
 	struct rusage ru = { 0 };
 	int ret = lab_spawn(a->v, o->sigfd, &ch, run, &ru);
 	free(a);
+	if (!ret && w->ended) {
+		run->have_work_cpu = true;
+		lab_cpu_window(&w->begin, &w->end, &run->work_cpu);
+		run->work_ms = w->work_ms;
+		run->work_begin_ms = (double)w->begin_ns / 1e6;
+	}
+	uint64_t ready_ns = w->ready_ns, ready_cpu_ns = w->ready_cpu_ns;
+	free(w);
 	if (ret) {
 		run->failed = true;
 		run->status = -1;
@@ -236,12 +280,13 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {
 		.vmm = vmm, .wall_ns = run->secs * 1e9,
-		.ready_ns = w.ready_ns ? (double)w.ready_ns : NAN,
+		.ready_ns = ready_ns ? (double)ready_ns : NAN,
 		.cpu_ns = cpu_ns,
-		.cpu_after_ready_ns = w.ready_ns && cpu_ns > (double)w.ready_cpu_ns
-					      ? cpu_ns - (double)w.ready_cpu_ns : NAN,
+		.cpu_after_ready_ns = ready_ns && cpu_ns > (double)ready_cpu_ns
+					      ? cpu_ns - (double)ready_cpu_ns : NAN,
 		.tsc_hz = o->tsc_hz, .console = run->console,
 		.stats_json = run->raw_json,
+		.work_cpu = run->have_work_cpu ? &run->work_cpu : NULL,
 		.ok = !run->failed,
 	};
 	lab_compute_metrics(exp, &raw, run->v);

@@ -21,23 +21,6 @@ uint64_t lab_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t lab_proc_cpu_ns(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
-}
-
 /* A growing buffer of at most `max` bytes; what does not fit is read and dropped. */
 struct sink {
 	char *buf;
@@ -132,6 +115,19 @@ static void capture(struct lab_child *ch, int sigfd, struct sink *out, struct si
 	struct signalfd_siginfo si;
 	if (!ch->signo && sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		ch->signo = (int)si.ssi_signo;
+}
+
+void lab_console_lines(const char *console, size_t len, size_t *scanned,
+		       void (*line)(void *ctx, const char *start, size_t n), void *ctx)
+{
+	while (*scanned < len) {
+		const char *nl = memchr(console + *scanned, '\n', len - *scanned);
+		if (!nl)
+			break;
+		size_t n = (size_t)(nl - (console + *scanned));
+		line(ctx, console + *scanned, n);
+		*scanned += n + 1;
+	}
 }
 
 char *lab_slurp(const char *path)

@@ -30,11 +30,14 @@ struct lab_child {
 	int signo;                  /* the signal the lab received and forwarded, 0 if none */
 };
 
+/* Calls line(ctx, start, n) for each complete line of console (n without the
+ * '\n') from *scanned on, and advances *scanned past it: a watcher's way to
+ * look at every line once. */
+void lab_console_lines(const char *console, size_t len, size_t *scanned,
+		       void (*line)(void *ctx, const char *start, size_t n), void *ctx);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t lab_now_ns(void);
-
-/* CPU time (user + system, all threads) process `pid` has used so far; 0 if unreadable. */
-uint64_t lab_proc_cpu_ns(pid_t pid);
 
 /* A file's first LAB_CONSOLE_MAX bytes as a malloc'd string; NULL if missing or empty. */
 char *lab_slurp(const char *path);

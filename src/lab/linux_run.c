@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lab/lab_spawn.h"
+#include "lab/lab_threads.h"
 
 #define MAX_ARGS 64
 #define ARG_LEN 4352
@@ -123,69 +124,32 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 
 struct snap {
 	double t_s;
-	struct ll_cpu cpu;
+	struct lab_cpu_snap cpu;
 	double exits[LL_NEXIT];
 };
 
 struct watch {
 	struct ll_run *run;
+	pid_t pid;
+	uint64_t t_ns;             /* of the console chunk being looked at */
 	size_t scanned;            /* console bytes already looked at */
 	struct snap begin[LL_NWORK];
 	bool begun[LL_NWORK];
+	struct snap now;           /* scratch for the end of a window */
 	char kvm_dir[300];         /* the VM's KVM debugfs directory, "" if none (yet) */
 	bool kvm_looked;
 };
 
-/* vCPU threads: msivm's "msivm-vcpuN", QEMU's "CPU N/KVM". */
-static bool is_vcpu_thread(const char *comm)
-{
-	size_t n = strlen(comm);
-	return !strncmp(comm, "msivm-vcpu", 10) ||
-	       (!strncmp(comm, "CPU ", 4) && n > 4 && !strcmp(comm + n - 4, "/KVM"));
-}
-
-static double thread_cpu_s(pid_t pid, const char *tid, char *comm, size_t comm_len)
-{
-	char path[300], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NAN;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *l = strchr(buf, '('), *r = strrchr(buf, ')');
-	unsigned long long ut, st;
-	if (!l || !r || r < l ||
-	    sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return NAN;
-	snprintf(comm, comm_len, "%.*s", (int)(r - l - 1), l + 1);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static struct ll_cpu process_cpu(pid_t pid)
+/* VMM CPU from a's threads to b's: vCPU threads, and every other thread. */
+static struct ll_cpu cpu_between(const struct lab_cpu_snap *a, const struct lab_cpu_snap *b)
 {
 	struct ll_cpu c = { NAN, NAN };
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	if (!a->ok || !b->ok)
 		return c;
-	c.vcpu_s = c.other_s = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char comm[64] = "";
-		double s = thread_cpu_s(pid, de->d_name, comm, sizeof(comm));
-		if (isnan(s))
-			continue; /* the thread ended meanwhile */
-		if (is_vcpu_thread(comm))
-			c.vcpu_s += s;
-		else
-			c.other_s += s;
-	}
-	closedir(d);
+	struct lab_cpu_window w;
+	lab_cpu_window(a, b, &w);
+	c.vcpu_s = w.vcpu_ns / 1e9;
+	c.other_s = (w.vmm_ns + w.kvm_ns) / 1e9;
 	return c;
 }
 
@@ -226,12 +190,12 @@ static void read_exits(const struct watch *w, double *exits)
 	}
 }
 
-static struct snap take(struct watch *w, pid_t pid, uint64_t t_ns)
+static void take(struct watch *w, struct snap *s)
 {
-	struct snap s = { .t_s = (double)t_ns / 1e9, .cpu = process_cpu(pid) };
-	find_kvm_dir(w, pid);
-	read_exits(w, s.exits);
-	return s;
+	s->t_s = (double)w->t_ns / 1e9;
+	lab_cpu_snap_take(w->pid, &s->cpu);
+	find_kvm_dir(w, w->pid);
+	read_exits(w, s->exits);
 }
 
 static int work_index(const char *name, size_t len)
@@ -263,23 +227,26 @@ int ll_mark(const char *line, size_t len, bool *begin)
 	return work_index(p, len - (size_t)(p - line));
 }
 
-static void on_line(struct watch *w, pid_t pid, const char *line, size_t len, uint64_t t_ns)
+static void on_line(void *ctx, const char *line, size_t len)
 {
+	struct watch *w = ctx;
 	bool begin = false;
 	int k = ll_mark(line, len, &begin);
 	if (k == LL_MARK_POWEROFF) {
-		w->run->cpu_total = take(w, pid, t_ns).cpu;
+		static const struct lab_cpu_snap none = { .ok = true };
+		take(w, &w->now);
+		w->run->cpu_total = cpu_between(&none, &w->now.cpu);
 	} else if (k >= 0 && begin) {
-		w->begin[k] = take(w, pid, t_ns);
+		take(w, &w->begin[k]);
 		w->begun[k] = true;
 	} else if (k >= 0 && w->begun[k]) {
-		struct snap s = take(w, pid, t_ns);
+		take(w, &w->now);
+		const struct snap *s = &w->now, *b = &w->begin[k];
 		struct ll_work_result *r = &w->run->work[k];
-		r->window_s = s.t_s - w->begin[k].t_s;
-		r->cpu.vcpu_s = s.cpu.vcpu_s - w->begin[k].cpu.vcpu_s;
-		r->cpu.other_s = s.cpu.other_s - w->begin[k].cpu.other_s;
+		r->window_s = s->t_s - b->t_s;
+		r->cpu = cpu_between(&b->cpu, &s->cpu);
 		for (unsigned x = 0; x < LL_NEXIT; x++)
-			r->exits[x] = s.exits[x] - w->begin[k].exits[x];
+			r->exits[x] = s->exits[x] - b->exits[x];
 	}
 }
 
@@ -287,14 +254,9 @@ static void on_line(struct watch *w, pid_t pid, const char *line, size_t len, ui
 static void watch_console(void *ctx, pid_t pid, const char *console, size_t len, uint64_t t_ns)
 {
 	struct watch *w = ctx;
-	while (w->scanned < len) {
-		const char *nl = memchr(console + w->scanned, '\n', len - w->scanned);
-		if (!nl)
-			break;
-		size_t n = (size_t)(nl - (console + w->scanned));
-		on_line(w, pid, console + w->scanned, n, t_ns);
-		w->scanned += n + 1;
-	}
+	w->pid = pid;
+	w->t_ns = t_ns;
+	lab_console_lines(console, len, &w->scanned, on_line, w);
 }
 
 /* --- one run */
@@ -355,13 +317,21 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 		snprintf(run->error, sizeof(run->error), "msivm lab: a path is too long for the command line");
 		return 0;
 	}
-	struct watch w = { .run = run };
+	struct watch *w = calloc(1, sizeof(*w));
+	if (!w) {
+		free(a);
+		run->failed = true;
+		snprintf(run->error, sizeof(run->error), "msivm lab: out of memory");
+		return 0;
+	}
+	w->run = run;
 	struct lab_child ch = { .timeout_ns = (uint64_t)run_timeout_s(o, work) * 1000000000ULL,
-				.watch = watch_console, .ctx = &w };
+				.watch = watch_console, .ctx = w };
 	struct rusage ru;
 	struct lab_run cap = { 0 };
 	int ret = lab_spawn(a->v, o->sigfd, &ch, &cap, &ru);
 	free(a);
+	free(w);
 	if (ret) {
 		run->failed = true;
 		run->status = -1;

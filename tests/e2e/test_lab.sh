@@ -11,6 +11,25 @@ status=$?
 out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
 expect "msivm lab finishes and prints the table for all four modes" 0 'throughput \(MiB/s\) +msivm +intx'
 
+# The headline comes first: after the header (version, host, run count), the VMM's own threads'
+# CPU per request for each experiment with a work window and mode, msivm beside QEMU.
+first=$(grep -m1 -n -E '^[A-Za-z]' <<<"$(tail -n +4 <<<"$out")" | cut -d: -f2-)
+if [ "$first" = "VMM CPU µs per request, msivm/QEMU" ] &&
+	grep -Eq '^  rng +msix +[0-9.]+ \[[0-9.]+-[0-9.]+\] +- +-$' <<<"$out" &&
+	grep -Eq '^  rng +intx +[0-9.]+ \[' <<<"$out" && ! grep -Eq '^  (boot|floor|lat-irqfd) ' <<<"$(sed -n '/^VMM CPU/,/^median/p' <<<"$out")"; then
+	pass "the report's first table is the headline: VMM CPU µs per request, a row per experiment and mode"
+else
+	fail "headline: first='$first'"
+fi
+grep -q '^vCPU threads.* CPU µs per request' <<<"$out" && grep -q 'guest (field 43)' <<<"$out" &&
+	pass "the vCPU threads' CPU is reported apart, with what /proc said about guest time" ||
+	fail "no vCPU table"
+if ! grep -Eq 'whole run|KVM exits' <<<"$(sed -n '/^virtio-rng/,$p' <<<"$out")"; then
+	pass "whole-run CPU and KVM's exit count are out of the tables"
+else
+	fail "whole-run CPU or KVM exits still in the tables"
+fi
+
 R="$lab/report.json"
 # fig EXP MODE KEY: the mean of a figure for msivm.
 fig() {
@@ -52,6 +71,15 @@ if ge "$(fig boot msix ready_ms)" 0.001; then
 	pass "boot to ready is measured ($(fig boot msix ready_ms) ms in msix mode)"
 else
 	fail "boot to ready missing"
+fi
+# The work window: the msivm process's threads between the probe's lines; the guest's counts.
+win=$(jq -r '.experiments[] | select(.name=="rng") | .configs[] | select(.mode=="msix") | .runs[0] |
+	[.work_cpu.vmm_ns > 0, .work_cpu.vcpu_ns > .work_cpu.vmm_ns, (.work_cpu.threads | has("msivm-io")),
+	 .work_cpu.threads["msivm-vcpu0"].kind, .figures.kicks_per_req, (.figures.cpu_us_per_req != null)] | @tsv' "$R")
+if [ "$win" = "$(printf 'true\ttrue\ttrue\tvcpu\t1\ttrue')" ]; then
+	pass "report.json: the work window's CPU per thread (msivm-io, msivm-vcpu0), one notify per rng request, whole-run CPU kept"
+else
+	fail "work window: $win"
 fi
 runs=$(jq '[.experiments[].configs[].runs | length] | add' "$R")
 cons=$(jq '[.experiments[].configs[].runs[] | select(.console | test("probe: result"))] | length' "$R")

@@ -36,5 +36,27 @@ qemu_run ",vectors=0" ""
 expect "QEMU vectors=0: INTx through the IOAPIC, every interrupt level-triggered" 1 \
 	'probe: irq vec=0x[0-9a-f]+ count=([1-9][0-9]*) level=\1 src=ioapic pin [0-9]+'
 
+# The lab side by side: msivm and QEMU alternate, and the headline divides their VMM CPU.
+timeout 300 "$MSIVM" lab --vs qemu --runs 2 --experiments rng --modes msix,msi --probe "$PROBE" \
+	--out "$TMP/lab" >"$TMP/out" 2>"$TMP/err"
+status=$?
+out=$(cat "$TMP/out")
+err=$(cat "$TMP/err")
+expect "lab --vs qemu: the headline has msivm's and QEMU's VMM CPU per request and their ratio" 0 \
+	'^  rng +msix +[0-9.]+ \[[0-9.]+-[0-9.]+\] +[0-9.]+ \[[0-9.]+-[0-9.]+\] +x[0-9.]+ \['
+order=$(grep -o 'rng [a-z]* [a-z-]* run [0-9]/2' <<<"$err" | tr '\n' ,)
+if [ "$order" = "rng msivm msix run 1/2,rng qemu msix run 1/2,rng msivm msi run 1/2,rng msivm msix run 2/2,rng qemu msix run 2/2,rng msivm msi run 2/2," ]; then
+	pass "lab --vs qemu: run order A B (msix), A (msi: no QEMU equivalent), then the next batch"
+else
+	fail "lab --vs qemu: run order $order"
+fi
+grep -Eq '^  rng +msi +[0-9.]+ .* - +- +\(QEMU: ' <<<"$out" &&
+	pass "lab --vs qemu: a mode QEMU cannot run says why in the headline" || fail "headline msi row"
+q=$(jq -r '.experiments[0].configs[] | select(.vmm=="qemu" and .mode=="msix") | .runs[0].work_cpu |
+	[.vmm_ns > 0, .threads["CPU 0/KVM"].kind, .threads["qemu-system-x86"].kind] | @tsv' "$TMP/lab/report.json")
+[ "$q" = "$(printf 'true\tvcpu\tvmm')" ] &&
+	pass "lab --vs qemu: QEMU's threads by name (debug-threads): main loop counted, 'CPU 0/KVM' apart" ||
+	fail "QEMU work window: $q"
+
 echo "note - QEMU's virtio-pci has no plain MSI capability: msi mode is checked under msivm only"
 finish
