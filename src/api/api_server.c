@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/unix_socket.h"
 #include "vmm/seccomp.h"
 
 #define API_CONNECTIONS 16     /* open connections at once; more wait in the backlog */
@@ -146,29 +146,6 @@ static void *api_thread(void *arg)
 	}
 }
 
-/* Binds a fresh unix socket at `path`, mode 0600. Returns the fd or -errno. */
-static int listen_unix(const char *path, struct error *err)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path))
-		return error_set(err, -ENAMETOOLONG, "--api-socket '%s': path longer than %zu bytes",
-				 path, sizeof(a.sun_path) - 1);
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return error_set(err, -errno, "--api-socket: socket: %s", strerror(errno));
-	mode_t old = umask(0177); /* the socket file is born 0600 */
-	int ret = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	umask(old);
-	if (ret || listen(fd, 16)) {
-		ret = -errno;
-		close(fd);
-		return error_set(err, ret, "--api-socket '%s': %s%s", path, strerror(-ret),
-				 ret == -EADDRINUSE ? " (remove a stale socket first)" : "");
-	}
-	return fd;
-}
-
 int api_server_start(struct api_server **out, const char *path, struct api_target *t,
 		     int seccomp, struct error *err)
 {
@@ -185,7 +162,7 @@ int api_server_start(struct api_server **out, const char *path, struct api_targe
 	s->seccomp = (enum seccomp_mode)seccomp;
 	s->quit_fd = -1;
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	int ret = s->listen_fd = listen_unix(path, err);
+	int ret = s->listen_fd = unix_listen(path, "--api-socket", true, err);
 	if (ret < 0) {
 		free(s);
 		return ret;
