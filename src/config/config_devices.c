@@ -1,7 +1,6 @@
 /* Config devices: one key table for the four virtio devices, value checks, cross-key checks. */
-#include "config/config_devices.h"
+#include "config/config_dev_keys.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,27 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config_names.h"
 #include "util/parse.h"
-
-enum dev_key_id {
-	K_IRQ, K_VECTORS, K_IRQPATH, K_BPS, K_OPS, K_LATENCY, K_PATH, K_RO, K_READONLY, K_QUEUES,
-	K_NUM_QUEUES, K_ENGINE, K_OUT, K_IN, K_MAX, K_BACKEND, K_TAP, K_IFNAME, K_MAC, K_MTU,
-	K_PEER, K_RATE, K_SIZE,
-};
 
 #define T_RNG (1u << VM_DEV_RNG)
 #define T_BLK (1u << VM_DEV_BLK)
 #define T_CON (1u << VM_DEV_CONSOLE)
 #define T_NET (1u << VM_DEV_NET)
 #define T_ALL (T_RNG | T_BLK | T_CON | T_NET)
-
-struct dev_key {
-	const char *name;
-	enum dev_key_id id;
-	enum config_kind kind;
-	unsigned types;
-};
 
 /* readonly, num_queues and tap are cloud-hypervisor's spellings (aliases). */
 static const struct dev_key dev_keys[] = {
@@ -59,8 +44,6 @@ static const struct dev_key dev_keys[] = {
 };
 #define NKEYS (sizeof(dev_keys) / sizeof(dev_keys[0]))
 
-#define SEEN(id) (1u << (id))
-
 const char *config_dev_type_name(enum vm_device_type t)
 {
 	static const char *const names[] = {
@@ -72,8 +55,7 @@ const char *config_dev_type_name(enum vm_device_type t)
 
 /* A message about one key (`cross` false: prefixed in a file only, as the command line
  * names the value) or about the device as a whole (prefixed with where it was given). */
-__attribute__((format(printf, 4, 5)))
-static int dev_err(const struct config_dev *p, bool cross, struct error *e, const char *fmt, ...)
+int cdev_err(const struct config_dev *p, bool cross, struct error *e, const char *fmt, ...)
 {
 	char msg[ERROR_MSG_MAX];
 	va_list ap;
@@ -120,10 +102,10 @@ static const struct dev_key *find_key(const struct config_dev *p, const char *ke
 	char hint[64];
 	config_hint(key, names, NKEYS, "", hint, sizeof(hint));
 	if (p->arg)
-		dev_err(p, false, e, "unknown device option '%.100s%s%.100s' for %s%s", key,
-			val ? "=" : "", val ? val : "", p->name, hint);
+		cdev_err(p, false, e, "unknown device option '%.100s%s%.100s' for %s%s", key,
+			 val ? "=" : "", val ? val : "", p->name, hint);
 	else
-		dev_err(p, false, e, "unknown key '%.100s'%s", key, hint);
+		cdev_err(p, false, e, "unknown key '%.100s'%s", key, hint);
 	return NULL;
 }
 
@@ -137,41 +119,23 @@ int config_dev_kind(const struct config_dev *p, const char *key, enum config_kin
 	return 0;
 }
 
-/* Parses a MAC address "xx:xx:xx:xx:xx:xx": unicast and not all zero. Returns 0 or -EINVAL. */
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	int used = 0;
-	if (strlen(s) != 17 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3],
-				      &v[4], &v[5], &used) != 6 || used != 17)
-		return -EINVAL;
-	for (unsigned i = 0; i < 6; i++) {
-		if (!isxdigit((unsigned char)s[3 * i]) || !isxdigit((unsigned char)s[3 * i + 1]))
-			return -EINVAL;
-		mac[i] = (uint8_t)v[i];
-	}
-	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
-		return -EINVAL;
-	return 0;
-}
-
 /* An enumerated value: parsed by its module, refused with the spellings and a suggestion. */
-static int set_enum(const struct config_dev *p, int parsed, enum config_enum which,
-		    const char *what, const char *val, const char *use, struct error *e)
+int cdev_enum(const struct config_dev *p, int parsed, enum config_enum which,
+	      const char *what, const char *val, const char *use, struct error *e)
 {
 	char hint[64];
 	if (parsed == 0)
 		return 0;
-	return dev_err(p, false, e, "bad %s '%.100s': use %s%s", what, val, use,
-		       config_enum_hint(which, val, hint, sizeof(hint)));
+	return cdev_err(p, false, e, "bad %s '%.100s': use %s%s", what, val, use,
+			config_enum_hint(which, val, hint, sizeof(hint)));
 }
 
 /* A number in [min, max] for key k, or the message "bad KEY 'VAL': use RANGE". */
-static int set_uint(const struct config_dev *p, const struct dev_key *k, const char *val,
-		    uint64_t min, uint64_t max, const char *range, uint64_t *out, struct error *e)
+int cdev_uint(const struct config_dev *p, const struct dev_key *k, const char *val,
+	      uint64_t min, uint64_t max, const char *range, uint64_t *out, struct error *e)
 {
 	if (parse_uint(val, min, max, out))
-		return dev_err(p, false, e, "bad %s '%.100s': use %s", k->name, val, range);
+		return cdev_err(p, false, e, "bad %s '%.100s': use %s", k->name, val, range);
 	return 0;
 }
 
@@ -180,66 +144,10 @@ static int set_path(const struct config_dev *p, const struct dev_key *k, const c
 		    char *dst, size_t size, struct error *e)
 {
 	if (strlen(val) >= size)
-		return dev_err(p, false, e, "%s %s= is longer than %zu bytes", p->name, k->name,
-			       size - 1);
+		return cdev_err(p, false, e, "%s %s= is longer than %zu bytes", p->name, k->name,
+				size - 1);
 	snprintf(dst, size, "%s", val);
 	return 0;
-}
-
-static int set_net(struct config_dev *p, const struct dev_key *k, const char *val,
-		   struct error *e)
-{
-	struct virtio_net_opts *n = &p->d->net;
-	uint64_t v = 0;
-	int ret = 0;
-	switch (k->id) {
-	case K_BACKEND:
-		return set_enum(p, net_be_kind_parse(val, &n->be.kind), CONFIG_E_BACKEND, "backend",
-				val, "tap, peer or socket", e);
-	case K_TAP:
-		n->be.kind = NET_BE_TAP;
-		p->seen |= SEEN(K_BACKEND) | SEEN(K_IFNAME);
-		/* fall through */
-	case K_IFNAME:
-		if (!val[0] || strlen(val) >= NET_IFNAME_MAX || strpbrk(val, "/: \t"))
-			return dev_err(p, false, e, "bad ifname '%.100s': 1 to 15 characters, no '/', "
-				       "':' or blanks", val);
-		snprintf(n->be.ifname, sizeof(n->be.ifname), "%s", val);
-		return 0;
-	case K_MAC:
-		if (parse_mac(val, n->mac))
-			return dev_err(p, false, e, "bad mac '%.100s': use a unicast address such as "
-				       "52:54:00:12:34:56", val);
-		n->mac_set = true;
-		return 0;
-	case K_QUEUES:
-	case K_NUM_QUEUES:
-		ret = set_uint(p, k, val, 1, VIRTIO_NET_MAX_PAIRS, "1 to 7 queue pairs", &v, e);
-		n->queues = (uint16_t)v;
-		return ret;
-	case K_MTU:
-		ret = set_uint(p, k, val, VIRTIO_NET_MTU_MIN, VIRTIO_NET_MTU_MAX, "68 to 65535", &v, e);
-		n->mtu = (uint16_t)v;
-		return ret;
-	case K_PEER:
-		return set_enum(p, net_peer_mode_parse(val, &n->be.peer_mode), CONFIG_E_PEER,
-				"peer mode", val, "responder, sink or source", e);
-	case K_RATE:
-		ret = set_uint(p, k, val, 1, NET_PEER_RATE_MAX, "1 to 10000000 frames per second",
-			       &v, e);
-		n->be.rate = (uint32_t)v;
-		return ret;
-	case K_SIZE:
-		ret = set_uint(p, k, val, NET_PEER_SIZE_MIN, NET_PEER_SIZE_MAX, "60 to 1514 bytes",
-			       &v, e);
-		n->be.size = (uint32_t)v;
-		return ret;
-	default: /* K_PATH */
-		if (!val[0] || strlen(val) >= NET_PATH_MAX)
-			return dev_err(p, false, e, "bad path '%.100s': 1 to 99 characters", val);
-		snprintf(n->be.path, sizeof(n->be.path), "%s", val);
-		return 0;
-	}
 }
 
 static int set_flag(const struct config_dev *p, const struct dev_key *k, const char *val,
@@ -250,8 +158,8 @@ static int set_flag(const struct config_dev *p, const struct dev_key *k, const c
 	else if (!strcmp(val, "off"))
 		*out = false;
 	else
-		return dev_err(p, false, e, "bad %s '%.100s': use %s, %s=on or %s=off", k->name, val,
-			       k->name, k->name, k->name);
+		return cdev_err(p, false, e, "bad %s '%.100s': use %s, %s=on or %s=off", k->name, val,
+				k->name, k->name, k->name);
 	return 0;
 }
 
@@ -261,93 +169,69 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 	if (!k)
 		return -EINVAL;
 	if (!val && k->kind != CONFIG_FLAG)
-		return dev_err(p, false, e, "device option '%s' needs a value (%s=...)", key, key);
+		return cdev_err(p, false, e, "device option '%s' needs a value (%s=...)", key, key);
 	p->seen |= SEEN(k->id);
 	struct vm_device_spec *d = p->d;
 	uint64_t v = 0;
 	int ret = 0;
 	switch (k->id) {
 	case K_IRQ:
-		return set_enum(p, irq_mode_parse(val, &d->irq.mode), CONFIG_E_IRQ, "irq mode", val,
-				"msix, msix-shared, msi or intx", e);
+		return cdev_enum(p, irq_mode_parse(val, &d->irq.mode), CONFIG_E_IRQ, "irq mode", val,
+				 "msix, msix-shared, msi or intx", e);
 	case K_VECTORS:
-		ret = set_uint(p, k, val, 0, MSIX_MAX_VECTORS, "0 to 64", &v, e);
+		ret = cdev_uint(p, k, val, 0, MSIX_MAX_VECTORS, "0 to 64", &v, e);
 		d->irq.vectors = (int)v;
 		return ret;
 	case K_IRQPATH:
-		return set_enum(p, irq_path_parse(val, &d->irq.path), CONFIG_E_IRQPATH, "irqpath",
-				val, "irqfd or signal-msi", e);
+		return cdev_enum(p, irq_path_parse(val, &d->irq.path), CONFIG_E_IRQPATH, "irqpath",
+				 val, "irqfd or signal-msi", e);
 	case K_BPS:
 		if (parse_size(val, &v) || v == 0)
-			return dev_err(p, false, e, "bad bps '%.100s': use bytes per second such as 50M",
-				       val);
+			return cdev_err(p, false, e, "bad bps '%.100s': use bytes per second such as 50M",
+					val);
 		d->limit.bytes_per_s = v;
 		return 0;
 	case K_OPS:
-		ret = set_uint(p, k, val, 1, 100000000, "requests per second, 1 to 1e8", &v, e);
+		ret = cdev_uint(p, k, val, 1, 100000000, "requests per second, 1 to 1e8", &v, e);
 		d->limit.ops_per_s = v;
 		return ret;
 	case K_LATENCY:
 		if (parse_uint(val, 10, 1000000, &v))
-			return dev_err(p, false, e, "bad latency period '%.100s': use 10 to 1000000 us",
-				       val);
+			return cdev_err(p, false, e, "bad latency period '%.100s': use 10 to 1000000 us",
+					val);
 		d->rng_latency_us = (uint32_t)v;
 		return 0;
 	case K_RO:
 	case K_READONLY:
 		return set_flag(p, k, val, &d->blk.ro, e);
 	case K_ENGINE:
-		return set_enum(p, blk_engine_parse(val, &d->blk.engine), CONFIG_E_ENGINE, "engine",
-				val, "uring or sync", e);
+		return cdev_enum(p, blk_engine_parse(val, &d->blk.engine), CONFIG_E_ENGINE, "engine",
+				 val, "uring or sync", e);
 	case K_OUT:
 	case K_IN: {
 		char *dst = k->id == K_OUT ? d->console.out_path : d->console.in_path;
 		if (!val[0] || strlen(val) >= VIRTIO_CONSOLE_PATH_MAX)
-			return dev_err(p, false, e, "%s %s=: needs a file name of at most 4095 bytes",
-				       p->name, key);
+			return cdev_err(p, false, e, "%s %s=: needs a file name of at most 4095 bytes",
+					p->name, key);
 		snprintf(dst, VIRTIO_CONSOLE_PATH_MAX, "%s", val);
 		return 0;
 	}
 	case K_MAX:
 		if (parse_size(val, &v))
-			return dev_err(p, false, e, "bad console max '%.100s': use a size such as 64M, "
-				       "or 0 for no cap", val);
+			return cdev_err(p, false, e, "bad console max '%.100s': use a size such as 64M, "
+					"or 0 for no cap", val);
 		d->console.max_out = v;
 		return 0;
 	default:
 		break;
 	}
 	if (d->type == VM_DEV_NET)
-		return set_net(p, k, val, e);
+		return cdev_set_net(p, k, val, e);
 	if (k->id == K_PATH)
 		return set_path(p, k, val, d->blk.path, sizeof(d->blk.path), e);
-	ret = set_uint(p, k, val, 1, VIRTIO_BLK_MAX_QUEUES, "1 to 8", &v, e); /* queues */
+	ret = cdev_uint(p, k, val, 1, VIRTIO_BLK_MAX_QUEUES, "1 to 8", &v, e); /* queues */
 	d->blk.queues = (uint16_t)v;
 	return ret;
-}
-
-static int end_net(struct config_dev *p, struct error *e)
-{
-	struct virtio_net_opts *n = &p->d->net;
-	enum net_be_kind k = n->be.kind;
-	uint32_t s = p->seen;
-	if (!(s & SEEN(K_BACKEND)))
-		return dev_err(p, true, e, "backend=tap, backend=peer or backend=socket is required");
-	if ((s & SEEN(K_IFNAME)) && k != NET_BE_TAP)
-		return dev_err(p, true, e, "ifname= is for backend=tap");
-	if (!!(s & SEEN(K_PATH)) != (k == NET_BE_SOCKET))
-		return dev_err(p, true, e, (s & SEEN(K_PATH)) ? "path= is for backend=socket"
-							      : "backend=socket needs path=P");
-	bool source_opt = s & (SEEN(K_RATE) | SEEN(K_SIZE));
-	if (((s & SEEN(K_PEER)) || source_opt) && k != NET_BE_PEER)
-		return dev_err(p, true, e, "peer=, rate= and size= are for backend=peer");
-	if (source_opt && n->be.peer_mode != NET_PEER_SOURCE)
-		return dev_err(p, true, e, "rate= and size= need peer=source");
-	uint32_t mtu = n->mtu ? n->mtu : VIRTIO_NET_MTU_DEFAULT;
-	if (n->be.peer_mode == NET_PEER_SOURCE && n->be.size > mtu + 14)
-		return dev_err(p, true, e, "size= is larger than the MTU allows (mtu + 14 bytes)");
-	n->be.nqueues = k == NET_BE_TAP ? n->queues : 1;
-	return 0;
 }
 
 int config_dev_end(struct config_dev *p, struct error *e)
@@ -357,17 +241,17 @@ int config_dev_end(struct config_dev *p, struct error *e)
 		if (!(p->seen & SEEN(K_IRQ)))
 			d->irq.mode = IRQ_MODE_INTX; /* QEMU's spelling of a device without MSI-X */
 		else if (d->irq.mode == IRQ_MODE_MSIX || d->irq.mode == IRQ_MODE_MSIX_SHARED)
-			return dev_err(p, true, e, "vectors=0 means no MSI-X, which irq=%s needs: use "
-				       "irq=intx or irq=msi for a device without MSI-X, or vectors=1 "
-				       "to 64", irq_mode_name(d->irq.mode));
+			return cdev_err(p, true, e, "vectors=0 means no MSI-X, which irq=%s needs: use "
+					"irq=intx or irq=msi for a device without MSI-X, or vectors=1 "
+					"to 64", irq_mode_name(d->irq.mode));
 	}
 	if (d->type == VM_DEV_NET)
-		return end_net(p, e);
+		return cdev_end_net(p, e);
 	if (d->type != VM_DEV_BLK)
 		return 0;
 	struct virtio_blk_opts *b = &d->blk;
 	if (!b->path[0])
-		return dev_err(p, true, e, "path=FILE is required");
+		return cdev_err(p, true, e, "path=FILE is required");
 	if (access(b->path, b->ro ? R_OK : R_OK | W_OK))
 		return error_set(e, -errno, "cannot open disk image '%.200s': %s%s", b->path,
 				 strerror(errno), !b->ro && errno == EACCES ? " (add ,ro for read-only)"
