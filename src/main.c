@@ -37,9 +37,9 @@ static int exit_status_of(const struct vm *vm)
 	}
 }
 
-/* --serial: FILE or file=FILE (output to a file), tty (standard output, and
- * standard input in raw mode with Ctrl-a x to quit when it is a terminal),
- * off. Returns -1 on success (with *raw and *saved set when the terminal
+/* --serial as the configuration keeps it: "file=FILE" (output to a file), "tty" (standard
+ * output, and standard input in raw mode with Ctrl-a x to quit when it is a terminal), "off";
+ * NULL: standard output. Returns -1 on success (with *raw and *saved set when the terminal
  * was switched to raw mode) or an exit status. */
 static int open_serial(struct run_config *o, struct termios *saved, bool *raw)
 {
