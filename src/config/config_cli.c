@@ -75,8 +75,11 @@ static int unknown_option(const char *arg, struct error *e)
 	char name[64], hint[96];
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
 	const char *names[NOPTIONS];
-	for (size_t i = 0; i < NOPTIONS; i++)
+	for (size_t i = 0; i < NOPTIONS; i++) {
 		names[i] = run_options[i].name;
+		if (!strcmp(names[i], name) && run_options[i].has_arg == no_argument)
+			return error_set(e, -EINVAL, "option --%s takes no value", name);
+	}
 	config_hint(name, names, NOPTIONS, "--", hint, sizeof(hint));
 	if (hint[0])
 		return error_set(e, -EINVAL, "unknown option --%s%s", name, hint);

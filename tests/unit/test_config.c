@@ -352,6 +352,7 @@ static void test_refusals_name_the_problem(void **state)
 		{ parse_cli, "--kernel k --rng irq=msix,vectors=0", "vectors=0 means no MSI-X" },
 		{ parse_cli, "--kernel k --rng vectors=0,irq=msix-shared", "vectors=0 means no MSI-X" },
 		{ parse_cli, "--kernel k --cpus", "option '--cpus' needs a value" },
+		{ parse_cli, "--kernel k --pit=1", "option --pit takes no value" },
 		{ parse_cli, "--kernel k stray", "unexpected argument 'stray'" },
 		{ parse_cli, "--kernel k --serial _", "--serial needs FILE" },
 		{ parse_cli, "--kernel k --disk path=@IMG@,queues", "'queues' needs a value" },
