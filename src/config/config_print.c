@@ -18,11 +18,8 @@ struct printer {
 
 static void put(struct printer *pr, json_t *o, const char *key, json_t *v)
 {
-	if (!v || json_object_set_new(o, key, v)) {
-		if (!pr->bad)
-			pr->bad = key;
-		json_decref(v);
-	}
+	if ((!v || json_object_set_new(o, key, v)) && !pr->bad) /* set_new frees v on failure */
+		pr->bad = key;
 }
 
 static json_t *str_or_null(const char *s) { return s && s[0] ? json_string(s) : json_null(); }
