@@ -7,6 +7,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "arch/x86/boot.h"
 #include "config/config_cli.h"
 #include "config/config_print.h"
@@ -137,14 +138,29 @@ static int run_vm(struct run_config *c)
 		return EXIT_MSIVM_ERROR;
 	}
 	status = EXIT_MSIVM_ERROR;
+	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct api_server *api_srv = NULL;
+	if (c->api_socket && api_server_start(&api_srv, c->api_socket, &api, c->vm.seccomp, &err)) {
+		fprintf(stderr, "msivm: %s\n", err.msg);
+		free(vm);
+		return EXIT_MSIVM_ERROR;
+	}
 	for (unsigned boot = 1; vm_create(vm, &c->vm, &err) == 0; boot++) {
 		struct x86_boot_spec boot_spec = { c->kernel, c->cmdline, c->initrd };
 		/* The process-wide filter goes on once the first VM is built; it
-		 * still lets this thread build the next one after a guest reboot. */
+		 * still lets this thread build the next one after a guest reboot.
+		 * The API thread starts inside the jail, under that filter. */
 		if (x86_boot(vm, &boot_spec, &err) ||
 		    (boot == 1 && (jail_enter(&c->jail, &err) ||
-				   seccomp_install(SECCOMP_BASELINE, c->vm.seccomp, "main", &err))) ||
-		    vm_run(vm, &err)) {
+				   seccomp_install(SECCOMP_BASELINE, c->vm.seccomp, "main", &err) ||
+				   (api_srv && api_server_run(api_srv, &err))))) {
+			vm_destroy(vm);
+			break;
+		}
+		api_set_vm(&api, vm, boot);
+		int run_err = vm_run(vm, &err);
+		api_set_vm(&api, NULL, boot);
+		if (run_err) {
 			vm_destroy(vm);
 			break;
 		}
@@ -168,6 +184,7 @@ static int run_vm(struct run_config *c)
 		vm_destroy(vm);
 		break;
 	}
+	api_server_stop(api_srv);
 	if (status == EXIT_MSIVM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);
@@ -231,6 +248,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lab"))
 		return lab_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "remote"))
+		return api_client_main(argc - 1, argv + 1);
 	fprintf(stderr, "msivm: unknown command '%s' (see msivm --help)\n", cmd);
 	return EXIT_MSIVM_ERROR;
 }

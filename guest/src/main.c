@@ -279,6 +279,8 @@ void probe_main(const struct hvm_start_info *si)
     if (!rc)
         rc = probe_echo(cmdline);      /* echo: serial lines back until "quit" */
     if (!rc)
+        rc = probe_button(cmdline);    /* button=...: returns only if that failed */
+    if (!rc)
         rc = probe_power(cmdline);     /* power=...: returns only if that failed */
     probe_exit(rc ? (uint8_t)rc : (uint8_t)code);
 }

@@ -1,4 +1,4 @@
-/* guest/src/power.c - power off or reset through msivm's ACPI PM ports, the i8042 or a triple fault. */
+/* guest/src/power.c - power off or reset through msivm's ACPI PM ports, the i8042 or a triple fault; wait for the power button. */
 #include "power.h"
 
 #include <stdint.h>
@@ -7,6 +7,10 @@
 #include "console.h"
 #include "exit.h"
 #include "io.h"
+#include "ioapic.h"
+#include "irq.h"
+#include "lapic.h"
+#include "wait.h"
 
 #define ACPI_SLEEP_CONTROL 0x600
 #define ACPI_SLEEP_STATUS  0x601
@@ -17,6 +21,8 @@
 #define I8042_COMMAND      0x64
 #define I8042_PULSE_RESET  0xfe
 #define UNMAPPED_ADDR      0x100000000ull   /* the probe maps [0, 4 GiB) */
+#define GED_PIN            5                /* msivm's DSDT: GED0's interrupt, edge, active high */
+#define BUTTON_WAKEUPS     6000u            /* watchdog ticks (10 ms): wait 60 s at most */
 
 static const char *const power_names[] = { "off", "acpi-reset", "kbd-reset", "triple" };
 
@@ -26,6 +32,55 @@ static void triple_fault(void)
     struct __attribute__((packed)) { uint16_t limit; uint64_t base; } idtr = { 0, 0 };
     __asm__ volatile("lidt %0" : : "m"(idtr));
     (void)*(volatile uint32_t *)(uintptr_t)UNMAPPED_ADDR;  /* #PF, as the `fault` hook */
+}
+
+static const char *const button_names[] = { "off", "ignore" };
+static volatile unsigned int presses;
+
+static void on_button(void *ctx)
+{
+    (void)ctx;
+    presses++;
+}
+
+static bool pressed(const void *ctx)
+{
+    (void)ctx;
+    return presses != 0;
+}
+
+int probe_button(const char *cmdline)
+{
+    size_t len;
+    const char *val = cmdline_get(cmdline, "button", &len);
+    if (!val)
+        return 0;
+    unsigned char pick;
+    int v = irq_alloc_vector();
+    if (cmdline_pick_list(val, len, button_names, 2, &pick, 1) != 1 || v < 0) {
+        console_puts("probe: bad button value\n");
+        return PROBE_EXIT_BAD_ARG;
+    }
+    if (lapic_init())
+        return PROBE_EXIT_LAPIC;
+    irq_register((uint8_t)v, on_button, 0, IRQ_EDGE, 0, "ioapic pin %u (GED, power button)", GED_PIN);
+    ioapic_route(GED_PIN, (uint8_t)v, false, false, 0);
+    cprintf("probe: button=%s: waiting for the power button\n", button_names[pick]);
+    console_flush();
+    if (pick == 1) {
+        for (;;)
+            __asm__ volatile("sti; hlt; cli");
+    }
+    if (wait_until(pressed, 0, BUTTON_WAKEUPS)) {
+        console_puts("probe: no power button press in 60 s\n");
+        return PROBE_EXIT_POWER;
+    }
+    console_puts("probe: power button pressed: powering off\n");
+    console_flush();
+    outb(ACPI_SLEEP_STATUS, ACPI_WAK_STS);
+    outb(ACPI_SLEEP_CONTROL, ACPI_SLP_S5_EN);
+    console_puts("probe: power=off had no effect\n");
+    return PROBE_EXIT_POWER;
 }
 
 int probe_power(const char *cmdline)

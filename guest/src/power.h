@@ -14,4 +14,16 @@
  */
 int probe_power(const char *cmdline);
 
+/*
+ * `button=off|ignore` on the command line: listen for msivm's ACPI power
+ * button as an OS would once its GED driver binds (IOAPIC pin 5, edge,
+ * unmasked), print "probe: button=<what>: waiting for the power button",
+ * then for `off` wait (60 s at most) for the press and power off by ACPI S5
+ * ("probe: power button pressed: powering off"); for `ignore` sleep forever
+ * (the press is taken and ignored). Returns 0 when the token is absent,
+ * PROBE_EXIT_POWER when no press came or the power-off had no effect,
+ * PROBE_EXIT_BAD_ARG for a bad value.
+ */
+int probe_button(const char *cmdline);
+
 #endif

@@ -35,6 +35,7 @@ static const struct option run_options[] = {
 	{ "chroot", required_argument, NULL, LONG_ONLY },
 	{ "no-reboot", no_argument, NULL, LONG_ONLY },
 	{ "shutdown-timeout", required_argument, NULL, LONG_ONLY },
+	{ "api-socket", required_argument, NULL, LONG_ONLY },
 	{ "stats", no_argument, NULL, LONG_ONLY },
 	{ "stats-json", required_argument, NULL, LONG_ONLY },
 	{ "log-file", required_argument, NULL, LONG_ONLY },

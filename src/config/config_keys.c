@@ -213,6 +213,7 @@ static const struct config_key keys[] = {
 	STR("chroot", chroot, NULL),
 	FLAG("no-reboot", no_reboot),
 	NUM("shutdown-timeout", shutdown_timeout),
+	STR("api-socket", api_socket, NULL),
 	FLAG("stats", stats),
 	STR("stats-json", stats_json, NULL),
 	STR("log-file", log_file, NULL),

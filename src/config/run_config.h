@@ -21,6 +21,7 @@ struct run_config {
 	char *chroot;          /* --chroot DIR; NULL: none */
 	char *stats_json;      /* --stats-json FILE ("-": standard output); NULL: none */
 	char *log_file;        /* --log-file; NULL: standard error */
+	char *api_socket;      /* --api-socket PATH; NULL: no API */
 	bool stats;            /* --stats */
 	bool no_reboot;        /* --no-reboot */
 	enum log_level log_level; /* --log-level, -v, -q */

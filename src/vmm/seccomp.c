@@ -59,6 +59,7 @@ static const int setup_calls[] = {
 	SCMP_SYS(sched_getscheduler), SCMP_SYS(prlimit64), SCMP_SYS(getuid), SCMP_SYS(geteuid),
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(uname),
 	SCMP_SYS(sysinfo), SCMP_SYS(membarrier),
+	SCMP_SYS(accept4), SCMP_SYS(shutdown), /* the API thread (inherits this filter) */
 };
 
 /* ioctl requests guest-facing threads make: interrupts and routes (MSI-X
@@ -74,6 +75,7 @@ static const unsigned long vcpu_ioctls[] = {
 };
 /* ... and setup (main thread). */
 static const unsigned long setup_ioctls[] = {
+	KVM_GET_IRQCHIP, /* and the control thread's: is the guest listening for its power button */
 	KVM_GET_API_VERSION, KVM_CHECK_EXTENSION, KVM_CREATE_VM, KVM_GET_VCPU_MMAP_SIZE,
 	KVM_CREATE_VCPU, KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_SET_TSS_ADDR,
 	KVM_SET_USER_MEMORY_REGION, KVM_ENABLE_CAP, KVM_GET_SUPPORTED_CPUID, KVM_SET_CPUID2,
@@ -213,12 +215,27 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 			SCMP_SYS(exit_group), SCMP_SYS(sigaltstack), SCMP_SYS(mmap),
 			SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill),
 		};
-		return ret ? ret : allow_calls(ctx, control_calls, N(control_calls));
+		/* SIGINT/SIGTERM press the guest's power button (devices/power_button.c). */
+		static const unsigned long control_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE };
+		if (!ret)
+			ret = allow_calls(ctx, control_calls, N(control_calls));
+		return ret ? ret : allow_ioctls(ctx, control_ioctls, N(control_ioctls));
 	}
 	if (!ret)
 		ret = allow_calls(ctx, runtime_calls, N(runtime_calls));
 	if (!ret)
 		ret = allow_ioctls(ctx, device_ioctls, N(device_ioctls));
+	if (!ret && kind == SECCOMP_API) {
+		/* Connections on the API socket; pause (tgkill is in the runtime
+		 * list), the power button and live metrics. */
+		static const int api_calls[] = { SCMP_SYS(accept4), SCMP_SYS(shutdown),
+						 SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
+						 SCMP_SYS(fcntl) };
+		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE };
+		ret = allow_calls(ctx, api_calls, N(api_calls));
+		if (!ret)
+			ret = allow_ioctls(ctx, api_ioctls, N(api_ioctls));
+	}
 	if (!ret && kind == SECCOMP_VCPU)
 		ret = allow_ioctls(ctx, vcpu_ioctls, N(vcpu_ioctls));
 	if (!ret && kind == SECCOMP_BASELINE) {
@@ -235,7 +252,7 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 
 static const char *const kind_names[] = {
 	[SECCOMP_BASELINE] = "main", [SECCOMP_VCPU] = "vcpu", [SECCOMP_IO] = "io",
-	[SECCOMP_CONTROL] = "control",
+	[SECCOMP_CONTROL] = "control", [SECCOMP_API] = "api",
 };
 
 int seccomp_install(enum seccomp_kind kind, enum seccomp_mode mode, const char *name,

@@ -18,6 +18,7 @@ enum seccomp_kind {
 	SECCOMP_VCPU,     /* KVM_RUN loop and the devices reached by exits */
 	SECCOMP_IO,       /* event loop: kicks, backends, timers, interrupts */
 	SECCOMP_CONTROL,  /* signals */
+	SECCOMP_API,      /* the API socket: accept, HTTP, VM controls */
 };
 
 /* Parses "on", "log" or "off". Returns 0 or -EINVAL. */

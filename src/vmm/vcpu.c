@@ -15,6 +15,7 @@
 #include "vmm/kvm_stats.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
+#include "vmm/vm_control.h"
 
 int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
 {
@@ -103,11 +104,11 @@ static bool handle_exit(struct vcpu *cpu)
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
-		cpu->exits_io++;
+		__atomic_store_n(&cpu->exits_io, cpu->exits_io + 1, __ATOMIC_RELAXED); /* read live (API) */
 		handle_io(cpu);
 		return true;
 	case KVM_EXIT_MMIO:
-		cpu->exits_mmio++;
+		__atomic_store_n(&cpu->exits_mmio, cpu->exits_mmio + 1, __ATOMIC_RELAXED);
 		handle_mmio(cpu);
 		return true;
 	case KVM_EXIT_INTR:
@@ -164,6 +165,8 @@ static void *vcpu_thread(void *arg)
 	}
 
 	while (atomic_load(&vm->end) == VM_RUNNING) {
+		if (vm_pause_point(vm, cpu))
+			continue;
 		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;

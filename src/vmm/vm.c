@@ -24,14 +24,13 @@
 #include "vmm/kvm_stats.h"
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
+#include "vmm/vm_control.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
 
 static void kick_handler(int sig) { (void)sig; }
 
 /* Host events the control thread forwards to the event loop. */
-#define VM_HOST_EV_WINCH 1u   /* SIGWINCH: the terminal changed size (consoles) */
-#define VM_HOST_EV_DISKS 2u   /* SIGUSR2: disk images may have grown or shrunk */
 
 /* The signals the control thread reads: SIGINT/SIGTERM stop the VM, SIGWINCH and SIGUSR2 are
  * host events. */
@@ -84,10 +83,51 @@ static void on_stop_fd(void *opaque, uint32_t events)
 		log_warn("stop eventfd: %s", strerror(errno));
 }
 
+void vm_post_host_event(struct vm *vm, unsigned ev)
+{
+	atomic_fetch_or(&vm->host_events, ev);
+	uint64_t one = 1;
+	if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("cannot wake the event loop: %s", strerror(errno));
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* SIGINT/SIGTERM: the first presses the guest's power button when the guest
+ * listens for it and a grace period is set, and returns the poll timeout
+ * (ms) until the hard stop; otherwise (or for a second signal) it stops the
+ * VM at once and returns -1. */
+static int on_stop_signal(struct vm *vm, unsigned sig, bool pressed)
+{
+	uint32_t grace = vm->cfg.shutdown_timeout_ms;
+	int listening = pressed || !grace ? 0 : vm_power_button(vm);
+	if (listening == 1) {
+		log_warn("signal %u: pressed the guest's power button; stopping it in %u.%u s "
+			 "unless it powers off (a second signal stops it now)",
+			 sig, grace / 1000, grace % 1000 / 100);
+		return (int)grace;
+	}
+	if (pressed)
+		log_info("signal %u again: stopping the VM now", sig);
+	else if (grace)
+		log_info("signal %u: the guest %s its power button: stopping the VM", sig,
+			 listening < 0 ? "cannot be asked whether it listens for" : "does not listen for");
+	else
+		log_info("received signal %u, stopping the VM", sig);
+	vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)sig);
+	return -1;
+}
+
 /* The control thread: SIGINT/SIGTERM are served here, apart from the I/O
- * thread, so no amount of guest work delays the operator's signal. SIGWINCH
- * and SIGUSR2 become host events for the I/O thread (on_host_event). It ends
- * when ctl_quit_fd is written (vm_run, at the end of the VM). */
+ * thread, so no amount of guest work delays the operator's signal (the power
+ * button and the grace period too: on_stop_signal). SIGWINCH and SIGUSR2
+ * become host events for the I/O thread (on_host_event). It ends when
+ * ctl_quit_fd is written (vm_run, at the end of the VM). */
 static void *control_thread(void *arg)
 {
 	struct vm *vm = arg;
@@ -100,13 +140,28 @@ static void *control_thread(void *arg)
 	}
 	struct pollfd fds[2] = { { .fd = vm->signal_fd, .events = POLLIN },
 				 { .fd = vm->ctl_quit_fd, .events = POLLIN } };
+	uint64_t deadline = 0; /* CLOCK_MONOTONIC ns of the hard stop after a button press */
+	unsigned pressed_sig = 0;
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		int timeout = -1;
+		if (deadline) {
+			uint64_t now = monotonic_ns();
+			timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		}
+		int n = poll(fds, 2, timeout);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("control thread: poll: %s", strerror(errno));
 			vm_request_stop(vm, VM_END_ERROR, 0);
 			return NULL;
+		}
+		if (n == 0 && deadline) {
+			log_warn("the guest did not power off within %u ms of its power button: "
+				 "stopping it", vm->cfg.shutdown_timeout_ms);
+			vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)pressed_sig);
+			deadline = 0;
+			continue;
 		}
 		if (fds[1].revents)
 			return NULL;
@@ -114,15 +169,17 @@ static void *control_thread(void *arg)
 		if (!fds[0].revents || read(vm->signal_fd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGWINCH || si.ssi_signo == SIGUSR2) {
-			atomic_fetch_or(&vm->host_events, si.ssi_signo == SIGWINCH ? VM_HOST_EV_WINCH
-										  : VM_HOST_EV_DISKS);
-			uint64_t one = 1;
-			if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
-				log_warn("cannot wake the event loop: %s", strerror(errno));
+			vm_post_host_event(vm, si.ssi_signo == SIGWINCH ? VM_HOST_EV_WINCH
+									: VM_HOST_EV_DISKS);
 			continue;
 		}
-		log_info("received signal %u, stopping the VM", si.ssi_signo);
-		vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)si.ssi_signo);
+		int grace = on_stop_signal(vm, si.ssi_signo, pressed_sig != 0);
+		if (grace >= 0) {
+			pressed_sig = si.ssi_signo;
+			deadline = monotonic_ns() + (uint64_t)grace * 1000000;
+		} else {
+			deadline = 0;
+		}
 	}
 }
 
@@ -359,11 +416,11 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	vm->host_event_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	vm->start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	vm->start_ns = monotonic_ns();
 
 	int ret;
+	if ((ret = vm_control_init(vm)))
+		return error_set(err, ret, "cannot create the pause lock: %s", strerror(-ret));
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
 	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
 	    (ret = pci_devices_create(vm, err)) || (ret = setup_vcpus(vm, err))) {
@@ -409,6 +466,7 @@ void vm_destroy(struct vm *vm)
 		close(vm->host_event_fd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
 	vm->host_event_fd = -1;
+	vm_control_destroy(vm);
 }
 
 static void control_stop(struct vm *vm, pthread_t ctl)

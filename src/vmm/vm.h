@@ -90,6 +90,13 @@ struct vm {
 	_Atomic unsigned host_events; /* VM_HOST_EV_* waiting for the loop */
 	struct evloop_handler stop_handler, host_event_handler;
 
+	/* Pause (API): while `paused`, vCPU threads park outside KVM_RUN (vm_pause). */
+	pthread_mutex_t pause_lock;
+	pthread_cond_t pause_cond;  /* a vCPU parked, or the VM resumed */
+	_Atomic bool paused;
+	uint32_t parked;            /* vCPUs parked, under pause_lock */
+	bool pause_ready;           /* pause_lock and pause_cond exist */
+
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
 	pthread_t io_thread;       /* the thread running the event loop ("msivm-io") */
 	int io_error;              /* -errno if the I/O thread failed */
@@ -148,6 +155,13 @@ void vm_destroy(struct vm *vm);
  * ends; on return every thread it started has finished (vCPU fds stay open
  * for statistics). Returns 0 (see vm->end and vm->exit_status) or -errno. */
 int vm_run(struct vm *vm, struct error *err);
+
+#define VM_HOST_EV_WINCH 1u   /* SIGWINCH: the terminal changed size (consoles) */
+#define VM_HOST_EV_DISKS 2u   /* SIGUSR2 or the API: disk images may have grown or shrunk */
+
+/* Hands host events (VM_HOST_EV_*) to the I/O thread, which re-reads what
+ * changed on the host (console sizes, disk sizes). Safe from any thread. */
+void vm_post_host_event(struct vm *vm, unsigned ev);
 
 /* Records why the VM ends (first caller wins) and wakes the event loop,
  * which stops the vCPUs. Safe from any thread. */

@@ -125,8 +125,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 			fprintf(out, "  %-24s %12" PRIu64 "\n", st.s[i].name, st.s[i].value);
 	uint64_t io = 0, mmio = 0;
 	for (uint32_t i = 0; i < vm->ncpus; i++) {
-		io += vm->vcpus[i].exits_io;
-		mmio += vm->vcpus[i].exits_mmio;
+		io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
+		mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
 	}
 	fprintf(out, "exits handled by msivm: io %" PRIu64 ", mmio %" PRIu64 "\n", io, mmio);
 	for (uint32_t d = 0; d < vm->nrngs; d++) {
@@ -258,7 +258,7 @@ static json_t *net_json(struct virtio_net *n)
 	return dj;
 }
 
-int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error *err)
+json_t *vm_stats_json(struct vm *vm)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
 	for (uint32_t d = 0; d < vm->nrngs; d++) {
@@ -290,8 +290,8 @@ int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error
 			json_object_set_new(exits, st.s[i].name, json_integer((json_int_t)st.s[i].value));
 	uint64_t io = 0, mmio = 0;
 	for (uint32_t i = 0; i < vm->ncpus; i++) {
-		io += vm->vcpus[i].exits_io;
-		mmio += vm->vcpus[i].exits_mmio;
+		io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
+		mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
 	}
 	json_object_set_new(exits, "msivm_io", json_integer((json_int_t)io));
 	json_object_set_new(exits, "msivm_mmio", json_integer((json_int_t)mmio));
@@ -324,6 +324,12 @@ int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "exits", exits);
 	json_object_set_new(root, "route_commits", json_integer((json_int_t)vm->routes.commits));
+	return root;
+}
+
+int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error *err)
+{
+	json_t *root = vm_stats_json(vm);
 	int ret = json_dumpf(root, out, JSON_INDENT(2)) || fflush(out) ? -EIO : 0;
 	json_decref(root);
 	if (ret)

@@ -2,6 +2,7 @@
 #ifndef MSIVM_VMM_VM_STATS_H
 #define MSIVM_VMM_VM_STATS_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "util/error.h"
@@ -17,5 +18,10 @@ void vm_stats_print(struct vm *vm, FILE *out);
 /* Writes the same figures as JSON to `out` (opened by the caller before any
  * jail; `name` is its path for messages). Returns 0 or -errno with a message. */
 int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error *err);
+
+/* The JSON object vm_stats_write_json writes (new reference). While the VM
+ * runs (the API's GET /metrics) the counters are read as their owner
+ * threads update them: each value is whole, the set is no snapshot. */
+json_t *vm_stats_json(struct vm *vm);
 
 #endif

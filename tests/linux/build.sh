@@ -179,7 +179,8 @@ build_l2() {
 		librados.so.2 librbd.so.1 libpmemblk.so.1 libpmem.so.1
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
-	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng; do add_module "$root" "$m"; done
+	# button + evdev: the ACPI power button as an input device (power=button)
+	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev; do add_module "$root" "$m"; done
 	install -m 755 "$here/guest-init" "$root/init"
 	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"

@@ -87,13 +87,15 @@ config() {
 	case "$1" in
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} ;;
 	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
-	msi) irq=msi expect=intx loopdisk=1 ;;
-	intx) irq=intx expect=intx ;;
+	# msi, intx and qemu end with the host pressing the guest's power button (msivm: SIGTERM;
+	# QEMU: system_powerdown on its monitor), on which the guest's init powers off.
+	msi) irq=msi expect=intx loopdisk=1 power=button ;;
+	intx) irq=intx expect=intx power=button ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
 	# QEMU is the reference for the checks, not for msivm's reset paths: it only powers off
 	# (under nested TCG its reboots hung: once after a triple-fault reset, once after an
 	# ACPI reset, each until the configuration's timeout).
-	qemu) vmm=qemu irq= power=off ;;
+	qemu) vmm=qemu irq= power=button ;;
 	# variants for the reset experiment (--bootloop): no irqfd (KVM_SIGNAL_MSI), one vCPU
 	msixsig) irq=msix,irqpath=signal-msi ;;
 	msix1) cpus=1 ;;
@@ -177,6 +179,7 @@ start_vmm() {
 		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
 		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu "$qcpu" -smp 2 -m "$mem" \
 			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
+			-monitor "pipe:$WORK/mon" \
 			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
 			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0,num-queues=1 \
 			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1,num-queues=1 \
@@ -186,13 +189,26 @@ start_vmm() {
 			-device virtconsole,chardev=c0 \
 			-device virtio-rng-pci
 	fi
+	rm -f "$WORK/mon.in" "$WORK/mon.out"
+	[ "$vmm" = qemu ] && mkfifo "$WORK/mon.in" "$WORK/mon.out" # QEMU's monitor (opened read-write)
 	printf '%s\n' "$*" >"$d/vmm.cmd"
-	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x off)
+	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x 'off\|button')
 	tmo=$((TMO + nreboot * TMO / 2))
 	stage "$cfg: boot $vmm (irq=${irq:-qemu-default} expect=$expect power=$power${extra:+ $extra}${noreboot:+ no-reboot}, timeout ${tmo}s)"
 	t_start=$(up)
 	"$@" </dev/null >"$d/vmm.out" 2>"$d/vmm.err" &
 	vmm_pid=$!
+}
+
+# The host presses the guest's power button: msivm on SIGTERM, QEMU on system_powerdown.
+press_button() {
+	if [ "$vmm" = msivm ]; then
+		kill -TERM "$vmm_pid" 2>/dev/null
+	else
+		echo system_powerdown >"$WORK/mon.in"
+		cat "$WORK/mon.out" >/dev/null 2>&1 & # drain the monitor's answers
+		pids="$pids $!"
+	fi
 }
 
 # Follows the VMM started by start_vmm until it exits or its timeout passes (then stops it);
@@ -205,7 +221,7 @@ wait_vmm() {
 	pids="$pids $!"
 	tail -f "$d/serial.log" 2>/dev/null >"$WORK/live" &
 	pids="$pids $!"
-	why=exited t_off= t_boot1= t_note=$(up)
+	why=exited t_off= t_boot1= t_press= t_note=$(up)
 	while kill -0 "$vmm_pid" 2>/dev/null; do
 		if awk -v a="$(up)" -v b="$t_note" 'BEGIN { exit !(a - b > 60) }'; then
 			t_note=$(up)
@@ -213,6 +229,10 @@ wait_vmm() {
 		fi
 		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
+		if [ -z "$t_press" ] && grep -q 'lc: power [0-9]* button wait' "$d/serial.log"; then
+			t_press=$(up)
+			press_button
+		fi
 		if awk -v a="$(up)" -v b="$t_start" -v t="$tmo" 'BEGIN { exit !(a - b > t) }'; then
 			why=timeout
 			kill -TERM "$vmm_pid" 2>/dev/null
@@ -317,6 +337,18 @@ run_config() {
 			fi
 			[ $said = 0 ] && [ $again = 0 ] && [ "$why_r" = ok ]
 			cond $? "power.reboot-$a" "pass $i rebooted ($a): $([ $said = 0 ] && echo asked || echo 'never asked') and init ran again: $([ $again = 0 ] && echo yes || echo no)$([ "$why_r" = ok ] || echo "; $why_r")"
+		elif [ "$a" = button ]; then
+			grep -q "lc: power $i button wait" "$d/serial.log"
+			said=$?
+			grep -q "lc: power $i button pressed" "$d/serial.log"
+			seen=$?
+			lat=-
+			[ -n "$t_press" ] && lat=$(awk -v a="$t_end" -v b="$t_press" 'BEGIN { printf "%.1f", a - b }')
+			logged=0
+			[ "$vmm" = msivm ] && { grep -q "pressed the guest's power button" "$d/vmm.err"; logged=$?; }
+			[ $said = 0 ] && [ $seen = 0 ] && [ $logged = 0 ] && [ "$rc" = 0 ] && [ "$why" = exited ] &&
+				awk -v l="$lat" 'BEGIN { exit !(l != "-" && l < 10) }'
+			cond $? power.button "host pressed the power button ($([ "$vmm" = msivm ] && echo SIGTERM || echo system_powerdown)$([ $logged = 0 ] || echo ', msivm did not log the press')), guest saw KEY_POWER: $([ $seen = 0 ] && echo yes || echo no), exit status $rc ($why) ${lat}s after the press (pass $i)"
 		elif [ "$a" = off ]; then
 			grep -q "lc: power $i poweroff" "$d/serial.log"
 			said=$?

@@ -393,6 +393,22 @@ static void test_dsdt_names_and_prt_entries(void **state)
 	static const uint8_t s5[] = { 0x08, '\\', '_', 'S', '5', '_', 0x12, 0x05, 0x02, 0x0a,
 				      ACPI_SLP_TYP_S5, 0x00 };
 	assert_true(contains(d, n, s5, sizeof(s5)));
+	/* The GED: Name(_HID, "ACPI0013"), its one edge interrupt on ACPI_GED_GSI, and
+	 * Method(_EVT, 1) { Notify(PWRB, 0x80) }; the button it notifies is a PNP0C0C. */
+	assert_true(contains(d, n, "GED0", 4));
+	static const uint8_t ged_hid[] = { 0x08, '_', 'H', 'I', 'D', 0x0d, 'A', 'C', 'P', 'I',
+					   '0', '0', '1', '3', 0x00 };
+	assert_true(contains(d, n, ged_hid, sizeof(ged_hid)));
+	static const uint8_t ged_irq[] = { 0x89, 0x06, 0x00, 0x03, 0x01, ACPI_GED_GSI, 0, 0, 0 };
+	assert_true(contains(d, n, ged_irq, sizeof(ged_irq)));
+	static const uint8_t evt[] = { '_', 'E', 'V', 'T', 0x01, 0x86, 'P', 'W', 'R', 'B', 0x0a,
+				       ACPI_NOTIFY_BUTTON_PRESSED };
+	assert_true(contains(d, n, evt, sizeof(evt)));
+	uint32_t pnp0c0c = aml_eisa_id("PNP0C0C");
+	static uint8_t pwrb_hid[] = { 0x08, '_', 'H', 'I', 'D', 0x0c, 0, 0, 0, 0 };
+	memcpy(pwrb_hid + 6, &pnp0c0c, 4);
+	assert_true(contains(d, n, "PWRB", 4));
+	assert_true(contains(d, n, pwrb_hid, sizeof(pwrb_hid)));
 	/* Slot 3 pin D: Package(4){0x0003FFFF, 3, Zero, 22}. */
 	static const uint8_t slot3_pind[] = { 0x12, 0x0c, 0x04, 0x0c, 0xff, 0xff, 0x03, 0x00,
 					      0x0a, 0x03, 0x00, 0x0a, 0x16 };
@@ -497,6 +513,14 @@ static void test_iasl_disassembles_every_sdt(void **state)
 	assert_has(dsl, "Device (COM1)");
 	assert_has(dsl, "IRQNoFlags ()");
 	assert_has(dsl, "Name (\\_S5, Package (0x02)");
+	assert_has(dsl, "Device (PWRB)");
+	assert_has(dsl, "EisaId (\"PNP0C0C\") /* Power Button Device */");
+	assert_has(dsl, "Device (GED0)");
+	assert_has(dsl, "Name (_HID, \"ACPI0013\"");
+	assert_has(dsl, "Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive, ,, )");
+	assert_has(dsl, "Method (_EVT, 1, NotSerialized)");
+	assert_has(dsl, "Notify (PWRB, 0x80)");
+	assert_has(dsl, "0x00000005,");
 	snprintf(path, sizeof(path), "%s/apic.dsl", dir);
 	const char *apic = slurp(path);
 	assert_has(apic, "Local Apic Address : FEE00000");

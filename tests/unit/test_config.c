@@ -263,12 +263,14 @@ static void test_file_and_command_line_print_alike(void **state)
 		{ "--kernel k", "{\"kernel\": \"k\"}" },
 		{ "--kernel k --cmdline console=ttyS0 --mem 1G --cpus 2 --pit --serial out.txt"
 		  " --cpuid-hide xsave --no-reboot --stats --shutdown-timeout 3 --log-level debug"
-		  " --halt-poll 5000 --seccomp log --user 0:0 --stats-json - --cpu-pin vcpu0=0",
+		  " --halt-poll 5000 --seccomp log --user 0:0 --stats-json - --cpu-pin vcpu0=0"
+		  " --api-socket /tmp/api.sock",
 		  "{\"kernel\": \"k\", \"cmdline\": \"console=ttyS0\", \"mem\": \"1G\", \"cpus\": 2,"
 		  " \"pit\": true, \"serial\": \"file=out.txt\", \"cpuid-hide\": \"xsave\","
 		  " \"no-reboot\": true, \"stats\": true, \"shutdown-timeout\": 3,"
 		  " \"log-level\": \"debug\", \"halt-poll\": 5000, \"seccomp\": \"log\","
-		  " \"user\": \"0\", \"stats-json\": \"-\", \"cpu-pin\": \"vcpu0=0\"}" },
+		  " \"user\": \"0\", \"stats-json\": \"-\", \"cpu-pin\": \"vcpu0=0\","
+		  " \"api-socket\": \"/tmp/api.sock\"}" },
 		/* Device mixes: each kind keeps its order, the kinds go rng, disk, console, net. */
 		{ "--kernel k --disk path=@IMG@,ro,queues=2,engine=sync,irq=intx --rng _"
 		  " --net backend=peer,peer=source,rate=100,size=200,mac=52:54:00:00:00:09,mtu=9000"

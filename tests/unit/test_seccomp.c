@@ -80,6 +80,13 @@ static void do_execve(void) { char *argv[] = { "true", NULL }; execve("/bin/true
 static void do_kvm_run(void) { ioctl(-1, KVM_RUN, 0); }
 static void do_create_vm(void) { ioctl(-1, KVM_CREATE_VM, 0); }
 static void do_irqfd(void) { if (ioctl(-1, KVM_IRQFD, NULL) != -1 || errno != EBADF) _exit(3); }
+static void do_power_button(void)
+{
+	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
+	struct kvm_irq_level l = { .irq = 5, .level = 1 };
+	if (ioctl(-1, KVM_GET_IRQCHIP, &chip) != -1 || ioctl(-1, KVM_IRQ_LINE, &l) != -1)
+		_exit(3);
+}
 static void do_write(void) { if (write(STDERR_FILENO, "", 0) != 0) _exit(3); }
 static void do_unix_socket(void)
 {
@@ -116,6 +123,7 @@ static void test_io(void **state)
 static void test_control(void **state)
 {
 	expect_stopped(SECCOMP_CONTROL, do_irqfd, "ioctl");
+	expect_allowed(SECCOMP_CONTROL, SECCOMP_ON, do_power_button); /* SIGTERM: the button */
 	expect_stopped(SECCOMP_CONTROL, do_unix_socket, "socket");
 	expect_allowed(SECCOMP_CONTROL, SECCOMP_ON, do_write);
 }

@@ -1,4 +1,4 @@
-/* ACPI DSDT: PCI host bridge (bus, windows, _PRT), ECAM reservation and COM1 -> AML bytes. */
+/* ACPI DSDT: PCI host bridge (bus, windows, _PRT), ECAM reservation, COM1 and the power button -> AML bytes. */
 #include "arch/x86/acpi.h"
 
 #include <string.h>
@@ -18,6 +18,8 @@
 #define RES_IO            0x47  /* small: I/O port, length 7 */
 #define RES_IRQ_NOFLAGS   0x22  /* small: IRQ mask, length 2 (edge, active high) */
 #define RES_END           0x79  /* small: end tag, length 1 */
+#define RES_EXT_IRQ       0x89  /* large: extended interrupt */
+#define EXT_IRQ_CONSUMER_EDGE_HIGH 0x03 /* consumer, edge-triggered, active high, exclusive */
 #define RES_MEM32_FIXED   0x86
 #define RES_DWORD_ADDR    0x87
 #define RES_WORD_ADDR     0x88
@@ -169,6 +171,47 @@ static void com1(struct aml *a)
 	aml_close(a, dev);
 }
 
+/* Device(PWRB): the power button (PNP0C0C), a control-method button whose
+ * presses the GED announces with Notify(PWRB, 0x80). */
+static void power_button(struct aml *a)
+{
+	size_t dev = aml_open(a, true, AML_DEVICE_OP);
+	aml_name(a, "PWRB");
+	aml_name_int(a, "_HID", aml_eisa_id("PNP0C0C"));
+	aml_name_int(a, "_UID", 0);
+	aml_close(a, dev);
+}
+
+/* Device(GED0): the hardware-reduced platform's Generic Event Device
+ * (ACPI 6.3, 5.6.9). Its one interrupt, ACPI_GED_GSI, means "power button
+ * pressed": Method(_EVT, 1) { Notify(PWRB, 0x80) }. */
+static void ged(struct aml *a)
+{
+	size_t dev = aml_open(a, true, AML_DEVICE_OP);
+	aml_name(a, "GED0");
+	aml_name_string(a, "_HID", "ACPI0013");
+	aml_name_int(a, "_UID", 0);
+	uint8_t crs[16];
+	size_t n = 0;
+	crs[n++] = RES_EXT_IRQ;
+	put16(crs + n, 6); /* flags, count, one 32-bit GSI */
+	n += 2;
+	crs[n++] = EXT_IRQ_CONSUMER_EDGE_HIGH;
+	crs[n++] = 1;
+	put32(crs + n, ACPI_GED_GSI);
+	n += 4;
+	n += res_end(crs + n);
+	aml_name_buffer(a, "_CRS", crs, n);
+	size_t m = aml_open(a, false, AML_METHOD_OP);
+	aml_name(a, "_EVT");
+	aml_byte(a, 1); /* one argument (the GSI), not serialized */
+	aml_byte(a, AML_NOTIFY_OP);
+	aml_name(a, "PWRB");
+	aml_int(a, ACPI_NOTIFY_BUTTON_PRESSED);
+	aml_close(a, m);
+	aml_close(a, dev);
+}
+
 /* Name(\_S5, Package() { SLP_TYPa, SLP_TYPb }): Linux offers power-off
  * only when \_S5 exists (and, hardware-reduced, the FADT has the sleep
  * registers); it writes SLP_TYPa to the sleep control register. */
@@ -196,6 +239,8 @@ size_t acpi_dsdt_write(uint8_t *buf, size_t cap)
 	pci0(&a);
 	ecam(&a);
 	com1(&a);
+	power_button(&a);
+	ged(&a);
 	aml_close(&a, sb);
 	if (a.overflow)
 		return 0;

@@ -10,6 +10,7 @@
 #define AML_DWORD_PREFIX 0x0c
 #define AML_QWORD_PREFIX 0x0e
 #define AML_ROOT_CHAR   0x5c
+#define AML_STRING_PREFIX 0x0d
 #define PKGLEN_RESERVE  4
 
 void aml_init(struct aml *a, uint8_t *buf, size_t cap)
@@ -111,6 +112,14 @@ void aml_name_int(struct aml *a, const char *name, uint64_t v)
 	aml_byte(a, AML_NAME_OP);
 	aml_name(a, name);
 	aml_int(a, v);
+}
+
+void aml_name_string(struct aml *a, const char *name, const char *text)
+{
+	aml_byte(a, AML_NAME_OP);
+	aml_name(a, name);
+	aml_byte(a, AML_STRING_PREFIX);
+	aml_bytes(a, text, strlen(text) + 1);
 }
 
 void aml_name_buffer(struct aml *a, const char *name, const uint8_t *bytes, size_t n)

@@ -21,6 +21,8 @@ struct aml {
 #define AML_PACKAGE_OP  0x12
 #define AML_EXT_PREFIX  0x5b
 #define AML_DEVICE_OP   0x82   /* after AML_EXT_PREFIX */
+#define AML_METHOD_OP   0x14
+#define AML_NOTIFY_OP   0x86
 
 void aml_init(struct aml *a, uint8_t *buf, size_t cap);
 void aml_bytes(struct aml *a, const void *p, size_t n);
@@ -41,6 +43,9 @@ void aml_close(struct aml *a, size_t mark);
 
 /* Name(NAME, integer) */
 void aml_name_int(struct aml *a, const char *name, uint64_t v);
+
+/* Name(NAME, "text"): a String object (e.g. a _HID that is no EISA ID). */
+void aml_name_string(struct aml *a, const char *name, const char *text);
 
 /* Name(NAME, Buffer() { bytes }): a ResourceTemplate is such a buffer. */
 void aml_name_buffer(struct aml *a, const char *name, const uint8_t *bytes, size_t n);

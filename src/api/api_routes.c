@@ -1,0 +1,149 @@
+/* API routes: method + path -> a VM control (pause, resume, power button, stop, reboot, disks) or a JSON view. */
+#include "api/api.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "vmm/vm.h"
+#include "vmm/vm_control.h"
+#include "vmm/vm_stats.h"
+
+static void reply_json(struct api_reply *r, unsigned status, json_t *j)
+{
+	r->status = status;
+	r->body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!r->body) {
+		r->status = 500;
+		r->body = strdup("{\"error\":\"out of memory\"}");
+	}
+}
+
+static void reply_error(struct api_reply *r, unsigned status, const char *msg)
+{
+	reply_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+static void reply_ok(struct api_reply *r, const char *what)
+{
+	reply_json(r, 200, json_pack("{s:s}", "result", what));
+}
+
+static void get_vm(struct api_target *t, struct api_reply *r)
+{
+	const char *state = !t->vm ? "rebooting" : vm_is_paused(t->vm) ? "paused" : "running";
+	json_t *j = json_pack("{s:s,s:I}", "state", state, "boot", (json_int_t)t->boot);
+	json_t *cfg = t->config_json ? json_loads(t->config_json, 0, NULL) : NULL;
+	json_object_set_new(j, "config", cfg ? cfg : json_null());
+	reply_json(r, 200, j);
+}
+
+static void pause_vm(struct vm *vm, struct api_reply *r)
+{
+	struct error err = { "" };
+	int ret = vm_pause(vm, &err);
+	if (ret == -EALREADY)
+		reply_error(r, 409, "the VM is paused already");
+	else if (ret == -ESHUTDOWN)
+		reply_error(r, 409, "the VM is stopping");
+	else if (ret)
+		reply_error(r, 500, err.msg);
+	else
+		reply_ok(r, "paused");
+}
+
+static void power_button(struct vm *vm, struct api_reply *r)
+{
+	int ret = vm_power_button(vm);
+	if (ret == 1)
+		reply_ok(r, "pressed");
+	else if (ret == 0)
+		reply_error(r, 409, "the guest does not listen for its power button "
+				    "(its interrupt pin is masked: no ACPI button driver)");
+	else
+		reply_error(r, 500, strerror(-ret));
+}
+
+/* The PUT actions on a VM that exists. */
+static void put_action(struct api_target *t, const char *what, struct api_reply *r)
+{
+	struct vm *vm = t->vm;
+	if (!strcmp(what, "pause")) {
+		pause_vm(vm, r);
+	} else if (!strcmp(what, "resume")) {
+		if (vm_resume(vm))
+			reply_error(r, 409, "the VM is not paused");
+		else
+			reply_ok(r, "resumed");
+	} else if (!strcmp(what, "power-button")) {
+		power_button(vm, r);
+	} else if (!strcmp(what, "shutdown")) {
+		log_info("API: shutdown: stopping the VM");
+		vm_request_stop_reason(vm, VM_END_SIGNAL, 0, "API shutdown");
+		vm_resume(vm);
+		reply_ok(r, "stopping");
+	} else if (!strcmp(what, "reboot")) {
+		log_info("API: reboot");
+		vm_request_stop_reason(vm, VM_END_RESET, 0, "API reboot");
+		vm_resume(vm);
+		reply_ok(r, "rebooting");
+	} else if (!strcmp(what, "resize-disks")) {
+		vm_post_host_event(vm, VM_HOST_EV_DISKS);
+		reply_ok(r, "disks measured again");
+	} else {
+		reply_error(r, 404, "no such action");
+	}
+}
+
+static bool is_put_path(const char *url)
+{
+	static const char *const paths[] = { "/vm/pause", "/vm/resume", "/vm/power-button",
+					     "/vm/shutdown", "/vm/reboot", "/vm/resize-disks" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!strcmp(url, paths[i]))
+			return true;
+	return false;
+}
+
+void api_set_vm(struct api_target *t, struct vm *vm, unsigned boot)
+{
+	pthread_mutex_lock(&t->lock);
+	t->vm = vm;
+	t->boot = boot;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void api_route(struct api_target *t, const char *method, const char *url, const char *body,
+	       size_t len, struct api_reply *r)
+{
+	(void)body;
+	*r = (struct api_reply){ 0 };
+	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
+	bool known = !strcmp(url, "/vm") || !strcmp(url, "/metrics") || is_put_path(url);
+	if (!known) {
+		reply_error(r, 404, "no such path (GET /vm, GET /metrics, PUT /vm/pause|resume|"
+				    "power-button|shutdown|reboot|resize-disks)");
+		return;
+	}
+	if ((is_put_path(url) && !put) || (!is_put_path(url) && !get)) {
+		reply_error(r, 405, is_put_path(url) ? "use PUT" : "use GET");
+		return;
+	}
+	if (len) {
+		reply_error(r, 400, "this request takes no body");
+		return;
+	}
+	pthread_mutex_lock(&t->lock);
+	if (!strcmp(url, "/vm"))
+		get_vm(t, r);
+	else if (!t->vm)
+		reply_error(r, 503, "the VM is between boots (a guest reboot): try again");
+	else if (!strcmp(url, "/metrics"))
+		reply_json(r, 200, vm_stats_json(t->vm));
+	else
+		put_action(t, url + strlen("/vm/"), r);
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,27 @@
+/* Power button: IOAPIC pin state of the GED (KVM_GET_IRQCHIP) and a press as one edge (KVM_IRQ_LINE). */
+#include "devices/power_button.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+
+#include "arch/x86/acpi.h"
+
+int power_button_listening(int vm_fd)
+{
+	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
+	if (ioctl(vm_fd, KVM_GET_IRQCHIP, &chip))
+		return -errno;
+	return chip.chip.ioapic.redirtbl[ACPI_GED_GSI].fields.mask ? 0 : 1;
+}
+
+int power_button_press(int vm_fd)
+{
+	struct kvm_irq_level l = { .irq = ACPI_GED_GSI, .level = 1 };
+	if (ioctl(vm_fd, KVM_IRQ_LINE, &l))
+		return -errno;
+	l.level = 0;
+	if (ioctl(vm_fd, KVM_IRQ_LINE, &l))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,124 @@
+/* VM control: pause (vCPUs parked on a condition variable outside KVM_RUN), resume, power button. */
+#include "vmm/vm_control.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include "devices/power_button.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define PAUSE_WAIT_S 5
+
+int vm_control_init(struct vm *vm)
+{
+	int ret = pthread_mutex_init(&vm->pause_lock, NULL);
+	if (ret)
+		return -ret;
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	ret = pthread_cond_init(&vm->pause_cond, &a);
+	pthread_condattr_destroy(&a);
+	if (ret) {
+		pthread_mutex_destroy(&vm->pause_lock);
+		return -ret;
+	}
+	vm->pause_ready = true;
+	return 0;
+}
+
+void vm_control_destroy(struct vm *vm)
+{
+	if (!vm->pause_ready)
+		return;
+	pthread_cond_destroy(&vm->pause_cond);
+	pthread_mutex_destroy(&vm->pause_lock);
+	vm->pause_ready = false;
+}
+
+static struct timespec deadline_in(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+static bool ending(struct vm *vm)
+{
+	return atomic_load(&vm->end) != VM_RUNNING;
+}
+
+int vm_pause(struct vm *vm, struct error *err)
+{
+	if (ending(vm))
+		return -ESHUTDOWN;
+	pthread_mutex_lock(&vm->pause_lock);
+	if (atomic_load(&vm->paused)) {
+		pthread_mutex_unlock(&vm->pause_lock);
+		return -EALREADY;
+	}
+	atomic_store(&vm->paused, true);
+	pthread_mutex_unlock(&vm->pause_lock);
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	struct timespec until = deadline_in(PAUSE_WAIT_S * 1000L);
+	int ret = 0;
+	pthread_mutex_lock(&vm->pause_lock);
+	while (vm->parked < vm->ncpus && !ending(vm) && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &until);
+	uint32_t parked = vm->parked;
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (parked < vm->ncpus && !ending(vm))
+		return error_set(err, -ETIMEDOUT, "%u of %u vCPUs parked within %d s",
+				 parked, vm->ncpus, PAUSE_WAIT_S);
+	return ending(vm) ? -ESHUTDOWN : 0;
+}
+
+int vm_resume(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->pause_lock);
+	bool was = atomic_exchange(&vm->paused, false);
+	pthread_cond_broadcast(&vm->pause_cond);
+	pthread_mutex_unlock(&vm->pause_lock);
+	return was ? 0 : -EALREADY;
+}
+
+bool vm_is_paused(struct vm *vm)
+{
+	return atomic_load(&vm->paused);
+}
+
+bool vm_pause_point(struct vm *vm, struct vcpu *cpu)
+{
+	if (!atomic_load(&vm->paused))
+		return false;
+	pthread_mutex_lock(&vm->pause_lock);
+	vm->parked++;
+	pthread_cond_broadcast(&vm->pause_cond);
+	/* A stop does not signal the condition: look at vm->end every 100 ms. */
+	while (atomic_load(&vm->paused) && !ending(vm)) {
+		struct timespec t = deadline_in(100);
+		pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &t);
+	}
+	vm->parked--;
+	pthread_mutex_unlock(&vm->pause_lock);
+	/* The kick that parked it set immediate_exit; a stop checks vm->end first. */
+	__atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+int vm_power_button(struct vm *vm)
+{
+	int listening = power_button_listening(vm->vm_fd);
+	if (listening != 1)
+		return listening;
+	int ret = power_button_press(vm->vm_fd);
+	return ret ? ret : 1;
+}
