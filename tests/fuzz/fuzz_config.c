@@ -48,12 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (what == 0) {
 		ret = config_json_read(c, (const char *)in.p, in.left, "fuzz.json", &err);
 	} else {
-		size_t n = strnlen((const char *)in.p, in.left);
-		char *s = malloc(n + 1);
-		if (!s)
-			abort();
-		memcpy(s, in.p, n);
-		s[n] = '\0';
+		size_t n;
+		char *s = fz_str(&in, &n);
 		ret = config_set(c, config_key_find("kernel"), "k", &err);
 		if (!ret)
 			ret = config_set(c, config_key_find(devices[what - 1]), s, &err);
