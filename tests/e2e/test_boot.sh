@@ -52,7 +52,7 @@ expect "--help" 0 'usage: msivm run'
 run frobnicate
 expect "unknown command" 125 '' "unknown command 'frobnicate'"
 run run --kernel "$PROBE" --bogus
-expect "unknown option" 125 '' "unknown option '--bogus'"
+expect "unknown option" 125 '' "unknown option --bogus \\(see msivm --help\\)"
 run run
 expect "missing --kernel" 125 '' 'kernel FILE is required'
 run run --kernel "$PROBE" --mem 12X

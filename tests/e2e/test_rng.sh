@@ -76,11 +76,16 @@ check "intx: level-triggered IOAPIC pin, ISR read per interrupt, no MSI" \
 	'[ "$(jqv ".devices[0].intx.asserts")" -ge 1 ]' \
 	'[ "$(jqv ".devices[0].isr_reads")" -ge "$(guest_total)" ]'
 
-rng_run msix "" ",vectors=0"
-check "vectors=0 removes MSI-X: the guest falls back to INTx (as with QEMU)" \
+rm -f "$TMP/stats.json"
+run run --kernel "$PROBE" --rng "vectors=0" --stats-json "$TMP/stats.json"
+check "vectors=0 without irq= removes MSI-X: irq=intx (QEMU's spelling)" \
 	'[ "$status" = 0 ]' \
 	'grep -q "probe: irq mode=intx total=" <<<"$out"' \
-	'[ "$(guest_level)" -ge 1 ]'
+	'[ "$(guest_level)" -ge 1 ]' \
+	'[ "$(jqv ".devices[0].mode")" = intx ]'
+rng_run msix "" ",vectors=0"
+expect "irq=msix with vectors=0 is refused: vectors=0 means no MSI-X" 125 '' \
+	'vectors=0 means no MSI-X, which irq=msix needs'
 
 rng_run msix "rng=256"
 check "rng=256: 256 KiB read in msix mode" \

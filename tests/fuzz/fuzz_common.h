@@ -56,6 +56,20 @@ static inline uint16_t fz_u16(struct fz_in *in) { return (uint16_t)fz_take(in, 2
 static inline uint32_t fz_u32(struct fz_in *in) { return (uint32_t)fz_take(in, 4); }
 static inline uint64_t fz_u64(struct fz_in *in) { return fz_take(in, 8); }
 
+/* The rest of the input up to its first NUL, as a malloc'd string in an exact-size buffer
+ * (so that ASan sees its end); *len gets its length. */
+static inline char *fz_str(const struct fz_in *in, size_t *len)
+{
+	size_t n = strnlen((const char *)in->p, in->left);
+	char *s = malloc(n + 1);
+	if (!s)
+		abort();
+	memcpy(s, in->p, n);
+	s[n] = '\0';
+	*len = n;
+	return s;
+}
+
 /* Silences msivm's guest-error log lines (they are rate-limited, but a fuzzer
  * makes millions); errors still print. Call from LLVMFuzzerInitialize. */
 static inline void fz_quiet(void)

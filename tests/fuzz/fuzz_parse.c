@@ -34,12 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz_in in = { data, size };
 	uint8_t which = fz_u8(&in);
 	uint64_t min = fz_u64(&in), max = fz_u64(&in);
-	size_t n = strnlen((const char *)in.p, in.left);
-	char *s = malloc(n + 1);
-	if (!s)
-		abort();
-	memcpy(s, in.p, n);
-	s[n] = '\0';
+	size_t n;
+	char *s = fz_str(&in, &n);
 	uint64_t v = 0;
 	struct error err;
 	switch (which % 9) {

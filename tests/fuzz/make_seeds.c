@@ -469,6 +469,36 @@ static void seeds_parse(const char *t)
 	}
 }
 
+/* fuzz_config: u8 what (0: a config file, 1-4: an --rng/--disk/--console/--net string), text. */
+static void seeds_config(const char *t)
+{
+	static const struct { uint8_t what; const char *s; } v[] = {
+		{ 0, "{\"kernel\": \"k\", \"mem\": 512, \"cpus\": 2, \"pit\": true, \"rng\": [{\"irq\": "
+		     "\"msi\"}, \"vectors=0\"], \"console\": [{\"out\": \"o\", \"max\": \"1M\"}], \"net\": "
+		     "[{\"backend\": \"peer\", \"peer\": \"source\", \"rate\": 10, \"size\": 100}, "
+		     "\"tap=t0,num_queues=2\"], \"log-level\": \"debug\", \"serial\": \"tty\", "
+		     "\"cpuid-hide\": \"xsave,avx\"}" },
+		{ 0, "{\"kernel\": \"k\", \"disk\": [{\"path\": \"/dev/null\", \"readonly\": true}], "
+		     "\"net\": [\"backend=socket,path=/tmp/x,mac=52:54:00:00:00:01,mtu=9000\"], "
+		     "\"shutdown-timeout\": 0, \"halt-poll\": 10, \"seccomp\": \"log\", \"user\": \"0:0\", "
+		     "\"cpu-pin\": \"vcpu0=0,io=0\", \"initrd\": null}" },
+		{ 0, "{\"kernel\": \"k\",\n \"cpus\": \"2\",\n}" },
+		{ 1, "irq=msix-shared,irqpath=signal-msi,latency=100,bps=4K,ops=10" },
+		{ 2, "path=/dev/null,ro,queues=2,engine=sync,irq=intx" },
+		{ 3, "out=o,in=/dev/null,max=0,vectors=3" },
+		{ 4, "backend=peer,peer=source,rate=5,size=60,mtu=68" },
+	};
+	struct seed s;
+	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		start(&s);
+		put(&s, v[i].what, 1);
+		bytes(&s, v[i].s, strlen(v[i].s));
+		char name[32];
+		snprintf(name, sizeof(name), "c%02u", i);
+		save(t, name, &s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	root = argc > 1 ? argv[1] : "tests/fuzz/corpus";
@@ -487,5 +517,6 @@ int main(int argc, char **argv)
 	seeds_bzimage("fuzz_bzimage");
 	seeds_initrd("fuzz_initrd");
 	seeds_parse("fuzz_parse");
+	seeds_config("fuzz_config");
 	return 0;
 }

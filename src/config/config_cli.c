@@ -1,0 +1,181 @@
+/* Config command line: getopt over the option table, the --config file first, then each option in order. */
+#include "config/config_cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_json.h"
+#include "config/config_names.h"
+
+#define LONG_ONLY 1
+
+static const struct option run_options[] = {
+	{ "kernel", required_argument, NULL, LONG_ONLY },
+	{ "initrd", required_argument, NULL, LONG_ONLY },
+	{ "cmdline", required_argument, NULL, LONG_ONLY },
+	{ "cpuid-hide", required_argument, NULL, LONG_ONLY },
+	{ "mem", required_argument, NULL, LONG_ONLY },
+	{ "memory", required_argument, NULL, LONG_ONLY },
+	{ "cpus", required_argument, NULL, LONG_ONLY },
+	{ "serial", required_argument, NULL, LONG_ONLY },
+	{ "pit", no_argument, NULL, LONG_ONLY },
+	{ "rng", required_argument, NULL, LONG_ONLY },
+	{ "disk", required_argument, NULL, LONG_ONLY },
+	{ "console", required_argument, NULL, LONG_ONLY },
+	{ "net", required_argument, NULL, LONG_ONLY },
+	{ "kvm-device", required_argument, NULL, LONG_ONLY },
+	{ "cpu-pin", required_argument, NULL, LONG_ONLY },
+	{ "rt", required_argument, NULL, LONG_ONLY },
+	{ "dedicated", no_argument, NULL, LONG_ONLY },
+	{ "halt-poll", required_argument, NULL, LONG_ONLY },
+	{ "seccomp", required_argument, NULL, LONG_ONLY },
+	{ "user", required_argument, NULL, LONG_ONLY },
+	{ "chroot", required_argument, NULL, LONG_ONLY },
+	{ "no-reboot", no_argument, NULL, LONG_ONLY },
+	{ "shutdown-timeout", required_argument, NULL, LONG_ONLY },
+	{ "api-socket", required_argument, NULL, LONG_ONLY },
+	{ "stats", no_argument, NULL, LONG_ONLY },
+	{ "stats-json", required_argument, NULL, LONG_ONLY },
+	{ "log-file", required_argument, NULL, LONG_ONLY },
+	{ "log-level", required_argument, NULL, LONG_ONLY },
+	{ "config", required_argument, NULL, LONG_ONLY },
+	{ "print-config", no_argument, NULL, LONG_ONLY },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0, 0, 0, 0 },
+};
+#define NOPTIONS (sizeof(run_options) / sizeof(run_options[0]) - 1)
+
+static const char *const cli_only[] = { "config", "print-config", "help", "verbose", "quiet",
+					"memory" };
+
+const struct option *config_cli_options(void) { return run_options; }
+
+bool config_cli_only(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cli_only) / sizeof(cli_only[0]); i++)
+		if (!strcmp(cli_only[i], name))
+			return true;
+	return false;
+}
+
+/* One option as getopt found it: a short option letter or LONG_ONLY with its index. */
+struct cli_item {
+	int opt;
+	int index;
+	const char *arg;
+};
+
+static int unknown_option(const char *arg, struct error *e)
+{
+	if (strncmp(arg, "--", 2))
+		return error_set(e, -EINVAL, "unknown option '%.100s' (see msivm --help)", arg);
+	char name[64], hint[96];
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	const char *names[NOPTIONS];
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		names[i] = run_options[i].name;
+		if (!strcmp(names[i], name) && run_options[i].has_arg == no_argument)
+			return error_set(e, -EINVAL, "option --%s takes no value", name);
+	}
+	config_hint(name, names, NOPTIONS, "--", hint, sizeof(hint));
+	if (hint[0])
+		return error_set(e, -EINVAL, "unknown option --%s%s", name, hint);
+	return error_set(e, -EINVAL, "unknown option --%s (see msivm --help)", name);
+}
+
+/* --memory size=SIZE (cloud-hypervisor's spelling of --mem SIZE). */
+static int set_memory(struct run_config *c, const char *arg, struct error *e)
+{
+	static const char *const keys[] = { "size" };
+	char *buf = strdup(arg), *save = NULL, hint[64];
+	bool size = false;
+	int ret = buf ? 0 : error_set(e, -ENOMEM, "out of memory");
+	for (char *t = buf ? strtok_r(buf, ",", &save) : NULL; t && !ret; t = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(t, "size=", 5)) {
+			ret = config_set(c, config_key_find("mem"), t + 5, e);
+			size = true;
+		} else {
+			t[strcspn(t, "=")] = 0;
+			ret = error_set(e, -EINVAL, "--memory: unknown option '%.100s'%s (msivm takes "
+					"size=SIZE only)", t, config_hint(t, keys, 1, "", hint, sizeof(hint)));
+		}
+	}
+	free(buf);
+	if (!ret && !size)
+		ret = error_set(e, -EINVAL, "--memory needs size=SIZE");
+	return ret;
+}
+
+static int apply(struct run_config *c, const struct cli_item *it, struct error *e)
+{
+	if (it->opt == 'v') {
+		c->log_level = c->log_level < LOG_DEBUG ? c->log_level + 1 : LOG_DEBUG;
+		return 0;
+	}
+	if (it->opt == 'q') {
+		c->log_level = LOG_ERROR;
+		return 0;
+	}
+	const char *name = run_options[it->index].name;
+	if (!strcmp(name, "memory"))
+		return set_memory(c, it->arg, e);
+	const struct config_key *k = config_key_find(name);
+	if (!k)
+		return 0; /* --config and --print-config: taken in the first pass */
+	return config_set(c, k, it->arg, e);
+}
+
+/* The first pass: every option checked and kept in order, --help, --config and
+ * --print-config noted. Returns 0, 1 for --help, or -EINVAL with a message. */
+static int collect(int argc, char **argv, struct cli_item *items, int *nitems,
+		   const char **file, bool *print, struct error *e)
+{
+	int opt, index = -1;
+	opterr = 0;
+	optind = 0; /* also resets getopt's state from an earlier scan */
+	while ((opt = getopt_long(argc, argv, ":vqh", run_options, &index)) != -1) {
+		if (opt == 'h')
+			return 1;
+		if (opt == ':')
+			return error_set(e, -EINVAL, "option '%.100s' needs a value", argv[optind - 1]);
+		if (opt == '?')
+			return unknown_option(argv[optind - 1], e);
+		const char *name = opt == LONG_ONLY ? run_options[index].name : "";
+		if (!strcmp(name, "config")) {
+			if (*file)
+				return error_set(e, -EINVAL, "--config is given twice: one file only");
+			*file = optarg;
+		} else if (!strcmp(name, "print-config")) {
+			*print = true;
+		}
+		items[(*nitems)++] = (struct cli_item){ opt, index, optarg };
+		index = -1;
+	}
+	if (optind < argc)
+		return error_set(e, -EINVAL, "unexpected argument '%.100s'", argv[optind]);
+	return 0;
+}
+
+int config_cli_parse(int argc, char **argv, struct run_config *c, enum config_action *action,
+		     struct error *e)
+{
+	struct cli_item *items = calloc((size_t)argc + 1, sizeof(*items));
+	if (!items)
+		return error_set(e, -ENOMEM, "out of memory");
+	const char *file = NULL;
+	bool print = false;
+	int n = 0, ret = collect(argc, argv, items, &n, &file, &print, e);
+	*action = ret == 1 ? CONFIG_HELP : print ? CONFIG_PRINT : CONFIG_RUN;
+	if (ret == 0 && file)
+		ret = config_json_load(c, file, e);
+	for (int i = 0; ret == 0 && i < n; i++)
+		ret = apply(c, &items[i], e);
+	free(items);
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	return run_config_finish(c, e);
+}

@@ -1,0 +1,19 @@
+/* Config files: a JSON object whose keys are `msivm run`'s long option names, into a run_config. */
+#ifndef MSIVM_CONFIG_CONFIG_JSON_H
+#define MSIVM_CONFIG_CONFIG_JSON_H
+
+#include <stddef.h>
+
+#include "config/run_config.h"
+
+/* Reads the config file at `path` into c, on top of what c holds: each key given replaces
+ * the setting (null keeps it), each device listed is added. Returns 0, or -errno with a
+ * message naming the file and, as the case may be, the line and column of malformed JSON,
+ * the unknown key (with the nearest known one) or the key whose value is wrong. */
+int config_json_load(struct run_config *c, const char *path, struct error *e);
+
+/* The same from `len` bytes of JSON text; `origin` names it in messages. */
+int config_json_read(struct run_config *c, const char *text, size_t len, const char *origin,
+		     struct error *e);
+
+#endif

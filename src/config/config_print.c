@@ -1,0 +1,150 @@
+/* --print-config: settings -> a jansson tree in key-table order -> indented text. */
+#include "config/config_print.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_devices.h"
+#include "config/config_names.h"
+
+/* Builds one object; a value jansson refuses (a string that is not UTF-8, no memory)
+ * marks the whole print as failed and names the key. */
+struct printer {
+	const char *bad;
+};
+
+static void put(struct printer *pr, json_t *o, const char *key, json_t *v)
+{
+	if ((!v || json_object_set_new(o, key, v)) && !pr->bad) /* set_new frees v on failure */
+		pr->bad = key;
+}
+
+static json_t *str_or_null(const char *s) { return s && s[0] ? json_string(s) : json_null(); }
+
+static json_t *size_or_null(uint64_t v)
+{
+	char buf[CONFIG_SIZE_TEXT];
+	return v ? json_string(config_size_text(v, buf)) : json_null();
+}
+
+static json_t *uint_or_null(uint64_t v) { return v ? json_integer((json_int_t)v) : json_null(); }
+
+static void put_irq(struct printer *pr, json_t *o, const struct virtio_pci_config *irq)
+{
+	put(pr, o, "irq", json_string(config_enum_name(CONFIG_E_IRQ, irq->mode)));
+	put(pr, o, "vectors", irq->vectors >= 0 ? json_integer(irq->vectors) : json_null());
+	put(pr, o, "irqpath", json_string(config_enum_name(CONFIG_E_IRQPATH, irq->path)));
+}
+
+static void put_limit(struct printer *pr, json_t *o, const struct rate_limit_opts *l)
+{
+	put(pr, o, "bps", size_or_null(l->bytes_per_s));
+	put(pr, o, "ops", uint_or_null(l->ops_per_s));
+}
+
+static void put_net(struct printer *pr, json_t *o, const struct virtio_net_opts *n)
+{
+	const struct net_open_cfg *be = &n->be;
+	put(pr, o, "backend", json_string(config_enum_name(CONFIG_E_BACKEND, be->kind)));
+	if (be->kind == NET_BE_TAP)
+		put(pr, o, "ifname", str_or_null(be->ifname));
+	if (be->kind == NET_BE_SOCKET)
+		put(pr, o, "path", json_string(be->path));
+	if (be->kind == NET_BE_PEER)
+		put(pr, o, "peer", json_string(config_enum_name(CONFIG_E_PEER, be->peer_mode)));
+	if (be->kind == NET_BE_PEER && be->peer_mode == NET_PEER_SOURCE) {
+		put(pr, o, "rate", json_integer(be->rate));
+		put(pr, o, "size", json_integer(be->size));
+	}
+	char mac[18];
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1], n->mac[2],
+		 n->mac[3], n->mac[4], n->mac[5]);
+	put(pr, o, "mac", n->mac_set ? json_string(mac) : json_null());
+	put(pr, o, "queues", json_integer(n->queues));
+	put(pr, o, "mtu", uint_or_null(n->mtu));
+}
+
+static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	switch (d->type) {
+	case VM_DEV_RNG:
+		put(pr, o, "latency", uint_or_null(d->rng_latency_us));
+		break;
+	case VM_DEV_BLK:
+		put(pr, o, "path", json_string(d->blk.path));
+		put(pr, o, "ro", json_boolean(d->blk.ro));
+		put(pr, o, "queues", json_integer(d->blk.queues));
+		put(pr, o, "engine", str_or_null(config_enum_name(CONFIG_E_ENGINE, d->blk.engine)));
+		break;
+	case VM_DEV_CONSOLE: {
+		char max[CONFIG_SIZE_TEXT];
+		put(pr, o, "out", str_or_null(d->console.out_path));
+		put(pr, o, "in", str_or_null(d->console.in_path));
+		put(pr, o, "max", json_string(config_size_text(d->console.max_out, max)));
+		break;
+	}
+	case VM_DEV_NET:
+		put_net(pr, o, &d->net);
+		break;
+	}
+	put_irq(pr, o, &d->irq);
+	if (d->type != VM_DEV_CONSOLE)
+		put_limit(pr, o, &d->limit);
+	return o;
+}
+
+static json_t *devices_json(struct printer *pr, const struct vm_config *vm,
+			    enum vm_device_type t)
+{
+	json_t *list = json_array();
+	for (uint32_t i = 0; list && i < vm->ndevices; i++) {
+		if (vm->devices[i].type != t)
+			continue;
+		json_t *d = device_json(pr, &vm->devices[i]);
+		if (!d || json_array_append_new(list, d))
+			pr->bad = pr->bad ? pr->bad : config_dev_type_name(t);
+	}
+	return list;
+}
+
+static json_t *value_json(struct printer *pr, const struct run_config *c,
+			  const struct config_key *k)
+{
+	if (k->get)
+		return k->get(c);
+	if (k->kind == CONFIG_DEVICES)
+		return devices_json(pr, &c->vm, k->dev);
+	const char *field = (const char *)c + k->off;
+	if (k->kind == CONFIG_FLAG)
+		return json_boolean(*(const bool *)field);
+	const char *s = *(char *const *)field;
+	return s || k->def ? json_string(s ? s : k->def) : json_null();
+}
+
+char *config_print(const struct run_config *c, struct error *e)
+{
+	struct printer pr = { NULL };
+	json_t *root = json_object();
+	size_t n;
+	const struct config_key *keys = config_keys(&n);
+	for (size_t i = 0; root && i < n; i++)
+		put(&pr, root, keys[i].name, value_json(&pr, c, &keys[i]));
+	char *text = root && !pr.bad ? json_dumps(root, JSON_INDENT(2)) : NULL;
+	json_decref(root);
+	char *out = NULL;
+	if (text && asprintf(&out, "%s\n", text) < 0)
+		out = NULL;
+	free(text);
+	if (!out && pr.bad)
+		error_set(e, -EINVAL, "cannot print the configuration: the value of '%s' is not valid "
+			  "UTF-8 (JSON text must be)", pr.bad);
+	else if (!out)
+		error_set(e, -ENOMEM, "out of memory");
+	return out;
+}

@@ -1,0 +1,78 @@
+/* run_config: defaults, the checks that need every option, device order, freeing. */
+#include "config/run_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/x86/layout.h"
+
+void run_config_init(struct run_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->log_level = LOG_WARN;
+	c->vm = (struct vm_config){ .kvm_path = CONFIG_KVM_DEVICE, .mem_size = 256 * MiB, .ncpus = 1,
+				    .serial_fd = 1, .serial_in_fd = -1,
+				    .shutdown_timeout_ms = 10000 };
+	cpu_policy_init(&c->vm.cpu);
+	c->vm.seccomp = seccomp_default_mode();
+}
+
+void run_config_free(struct run_config *c)
+{
+	char **strings[] = { &c->kernel, &c->initrd, &c->cmdline, &c->serial, &c->kvm_device,
+			     &c->cpu_pin, &c->chroot, &c->stats_json, &c->log_file,
+			     &c->api_socket };
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		free(*strings[i]);
+		*strings[i] = NULL;
+	}
+	c->jail.root = NULL;
+	c->vm.kvm_path = NULL;
+}
+
+int config_strset(char **dst, const char *src, struct error *e)
+{
+	char *copy = NULL;
+	if (src && !(copy = strdup(src)))
+		return error_set(e, -ENOMEM, "out of memory");
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* Every rng, then every disk, console and net, each kind in the order given. */
+static int order_devices(struct vm_config *vm, struct error *e)
+{
+	struct vm_device_spec *sorted = calloc(VM_MAX_DEVICES, sizeof(*sorted));
+	if (!sorted)
+		return error_set(e, -ENOMEM, "out of memory");
+	uint32_t n = 0;
+	for (int t = VM_DEV_RNG; t <= VM_DEV_NET; t++)
+		for (uint32_t i = 0; i < vm->ndevices; i++)
+			if ((int)vm->devices[i].type == t)
+				sorted[n++] = vm->devices[i];
+	memcpy(vm->devices, sorted, n * sizeof(*sorted));
+	free(sorted);
+	return 0;
+}
+
+int run_config_finish(struct run_config *c, struct error *e)
+{
+	if (!c->kernel)
+		return error_set(e, -EINVAL, "run: --kernel FILE is required");
+	if (c->jail.drop_user && c->vm.cpu.rt_prio)
+		return error_set(e, -EINVAL, "--rt needs root's scheduling privilege: it cannot be "
+				 "combined with --user");
+	if (c->chroot && access(c->chroot, X_OK))
+		return error_set(e, -EINVAL, "--chroot '%.200s': not a directory msivm can enter",
+				 c->chroot);
+	c->jail.root = c->chroot;
+	c->vm.kvm_path = c->kvm_device ? c->kvm_device : CONFIG_KVM_DEVICE;
+	int ret;
+	if ((c->cpu_pin && (ret = cpu_policy_parse_pins(&c->vm.cpu, c->cpu_pin, c->vm.ncpus, e))) ||
+	    (ret = cpu_policy_check(&c->vm.cpu, c->vm.ncpus, e)))
+		return ret;
+	return order_devices(&c->vm, e);
+}
