@@ -138,10 +138,15 @@ static int run_vm(struct run_config *c)
 		return EXIT_MSIVM_ERROR;
 	}
 	status = EXIT_MSIVM_ERROR;
+	_Atomic int operator_stop = 0; /* a signal or the API asked to stop: no reboot after it */
+	c->vm.operator_stop = &operator_stop;
 	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct api_server *api_srv = NULL;
-	if (c->api_socket && api_server_start(&api_srv, c->api_socket, &api, c->vm.seccomp, &err)) {
+	char *config_json = NULL; /* GET /vm shows what --print-config prints */
+	if (c->api_socket && (!(api.config_json = config_json = config_print(c, &err)) ||
+			      api_server_start(&api_srv, c->api_socket, &api, c->vm.seccomp, &err))) {
 		fprintf(stderr, "msivm: %s\n", err.msg);
+		free(config_json);
 		free(vm);
 		return EXIT_MSIVM_ERROR;
 	}
@@ -165,7 +170,11 @@ static int run_vm(struct run_config *c)
 			break;
 		}
 		bool reset = atomic_load(&vm->end) == VM_END_RESET;
-		if (reset && !c->no_reboot && jail_confines(&c->jail))
+		int stop = atomic_load(&operator_stop);
+		if (reset && stop) /* the guest reset as the operator stopped it */
+			log_info("guest reset (%s) after the operator's stop: not rebooting",
+				 vm->end_reason);
+		else if (reset && !c->no_reboot && jail_confines(&c->jail))
 			log_warn("guest reset (%s): msivm runs jailed (--user/--chroot) and cannot "
 				 "build the VM again; stopping", vm->end_reason);
 		else if (reset && !c->no_reboot) {
@@ -174,7 +183,7 @@ static int run_vm(struct run_config *c)
 			keep_console_output(&c->vm);
 			continue;
 		}
-		status = exit_status_of(vm);
+		status = reset && stop ? stop - 1 : exit_status_of(vm);
 		if (vm->end_reason && status != 0)
 			log_info("guest stopped: %s", vm->end_reason);
 		if (c->stats)
@@ -185,6 +194,7 @@ static int run_vm(struct run_config *c)
 		break;
 	}
 	api_server_stop(api_srv);
+	free(config_json);
 	if (status == EXIT_MSIVM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);

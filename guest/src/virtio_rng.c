@@ -26,6 +26,11 @@ static bool vq_has_used(const void *ctx)
     return virtq_has_used(ctx);
 }
 
+static bool vq_interrupted(const void *ctx)
+{
+    return ((const struct virtq *)ctx)->irqs != 0;
+}
+
 static unsigned int popcount64(uint64_t x)
 {
     x = x - ((x >> 1) & 0x5555555555555555ull);
@@ -127,7 +132,9 @@ int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode wa
         cprintf("probe: rng data check failed, distinct=%u\n", distinct);
         return PROBE_EXIT_RNG_DATA;
     }
-    if (requests && vq->irqs == 0) {
+    /* The wait above ends when the used ring moves, which the device writes
+     * before it signals: on a busy host the interrupt may still be on its way. */
+    if (requests && vq->irqs == 0 && wait_until(vq_interrupted, vq, RNG_MAX_WAKEUPS)) {
         console_puts("probe: rng no queue interrupt\n");
         return PROBE_EXIT_IRQ_CHECK;
     }

@@ -82,7 +82,7 @@ static void put_action(struct api_target *t, const char *what, struct api_reply 
 		power_button(vm, r);
 	} else if (!strcmp(what, "shutdown")) {
 		log_info("API: shutdown: stopping the VM");
-		vm_request_stop_reason(vm, VM_END_SIGNAL, 0, "API shutdown");
+		vm_operator_stop(vm, 0, true, "API shutdown");
 		vm_resume(vm);
 		reply_ok(r, "stopping");
 	} else if (!strcmp(what, "reboot")) {

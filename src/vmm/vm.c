@@ -70,6 +70,14 @@ void vm_request_stop_reason(struct vm *vm, enum vm_end why, int status, const ch
 		log_err("cannot wake the event loop: %s", strerror(errno));
 }
 
+void vm_operator_stop(struct vm *vm, int status, bool hard, const char *reason)
+{
+	if (vm->cfg.operator_stop)
+		atomic_store(vm->cfg.operator_stop, status + 1);
+	if (hard)
+		vm_request_stop_reason(vm, VM_END_SIGNAL, status, reason);
+}
+
 void vm_request_stop(struct vm *vm, enum vm_end why, int status)
 {
 	vm_request_stop_reason(vm, why, status, NULL);
@@ -110,6 +118,7 @@ static int on_stop_signal(struct vm *vm, unsigned sig, bool pressed)
 		log_warn("signal %u: pressed the guest's power button; stopping it in %u.%u s "
 			 "unless it powers off (a second signal stops it now)",
 			 sig, grace / 1000, grace % 1000 / 100);
+		vm_operator_stop(vm, 128 + (int)sig, false, NULL); /* a reset now ends it too */
 		return (int)grace;
 	}
 	if (pressed)
@@ -119,7 +128,7 @@ static int on_stop_signal(struct vm *vm, unsigned sig, bool pressed)
 			 listening < 0 ? "cannot be asked whether it listens for" : "does not listen for");
 	else
 		log_info("received signal %u, stopping the VM", sig);
-	vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)sig);
+	vm_operator_stop(vm, 128 + (int)sig, true, NULL);
 	return -1;
 }
 
@@ -159,7 +168,7 @@ static void *control_thread(void *arg)
 		if (n == 0 && deadline) {
 			log_warn("the guest did not power off within %u ms of its power button: "
 				 "stopping it", vm->cfg.shutdown_timeout_ms);
-			vm_request_stop(vm, VM_END_SIGNAL, 128 + (int)pressed_sig);
+			vm_operator_stop(vm, 128 + (int)pressed_sig, true, NULL);
 			deadline = 0;
 			continue;
 		}

@@ -56,6 +56,11 @@ struct vm_config {
 	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
 	enum seccomp_mode seccomp; /* filters of the vCPU, I/O and control threads */
 	uint32_t shutdown_timeout_ms; /* SIGINT/SIGTERM: power button, then hard stop after this (0: at once) */
+	/* The operator's stop (SIGINT/SIGTERM, the API's shutdown) as its exit
+	 * status + 1, kept by the caller across guest reboots: a reset that wins
+	 * the race with the stop (the first reason recorded wins) must not
+	 * reboot the guest. NULL: not kept. */
+	_Atomic int *operator_stop;
 	struct vm_device_spec devices[VM_MAX_DEVICES];
 	uint32_t ndevices;
 };
@@ -170,5 +175,11 @@ void vm_request_stop(struct vm *vm, enum vm_end why, int status);
 /* The same with a static text that says what asked for it (kept in
  * vm->end_reason when this request wins). */
 void vm_request_stop_reason(struct vm *vm, enum vm_end why, int status, const char *reason);
+
+/* The operator asks the VM to end with `status` (SIGINT/SIGTERM, the API): recorded in
+ * cfg.operator_stop for the caller's reboot loop, then as vm_request_stop_reason with
+ * VM_END_SIGNAL. `hard` false only records it (a power button press that will end
+ * the VM if the guest powers off or resets). Safe from any thread. */
+void vm_operator_stop(struct vm *vm, int status, bool hard, const char *reason);
 
 #endif

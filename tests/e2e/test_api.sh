@@ -57,6 +57,10 @@ mode=$(stat -c %a "$SOCK" 2>/dev/null)
 
 out=$(remote info); status=$?
 expect "GET /vm: running, boot 1" 0 '"state":"running","boot":1'
+cfg=$(jq -c '.config | {kernel, serial, "api-socket"}' <<<"$out" 2>/dev/null)
+want=$(jq -nc --arg k "$PROBE" --arg s "$SOCK" '{kernel: $k, serial: "tty", "api-socket": $s}')
+[ "$cfg" = "$want" ] && pass "GET /vm carries the effective configuration (--print-config's)" ||
+	fail "GET /vm carries the effective configuration (got $cfg, want $want)"
 m1=$(remote metrics | jq '.exits.msivm_io')
 echo one >&3
 wait_for '^probe: echo one$' 50 && m2=$(remote metrics | jq '.exits.msivm_io')
