@@ -13,6 +13,7 @@
 #include "config/config_print.h"
 #include "lab/lab.h"
 #include "util/log.h"
+#include "util/unix_socket.h"
 #include "vmm/jail.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
@@ -65,12 +66,44 @@ static int open_serial(struct run_config *o, struct termios *saved, bool *raw)
 		}
 		return -1;
 	}
+	if (!strncmp(v, "socket=", 7)) { /* one client, both ways, before the guest boots */
+		struct error err;
+		fprintf(stderr, "msivm: serial console: waiting for a connection on %s\n", v + 7);
+		int fd = unix_accept_one(v + 7, "--serial socket=", &err);
+		if (fd < 0) {
+			fprintf(stderr, "msivm: %s\n", err.msg);
+			return EXIT_MSIVM_ERROR;
+		}
+		o->vm.serial_fd = o->vm.serial_in_fd = fd;
+		return -1;
+	}
 	if (!strncmp(v, "file=", 5))
 		v += 5;
 	o->vm.serial_fd = open(v, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (o->vm.serial_fd < 0) {
 		fprintf(stderr, "msivm: cannot open serial output '%s': %s\n", v, strerror(errno));
 		return EXIT_MSIVM_ERROR;
+	}
+	return -1;
+}
+
+/* --console socket=PATH: waits for each console's client before the guest
+ * boots; the connection is kept across guest reboots (each boot dups it).
+ * Returns -1 on success or an exit status. */
+static int open_console_sockets(struct vm_config *vm)
+{
+	for (uint32_t i = 0; i < vm->ndevices; i++) {
+		struct virtio_console_opts *o = &vm->devices[i].console;
+		if (vm->devices[i].type != VM_DEV_CONSOLE || !o->sock_path[0])
+			continue;
+		struct error err;
+		fprintf(stderr, "msivm: virtio-console: waiting for a connection on %s\n", o->sock_path);
+		o->sock_fd = unix_accept_one(o->sock_path, "--console socket=", &err);
+		if (o->sock_fd < 0) {
+			fprintf(stderr, "msivm: %s\n", err.msg);
+			return EXIT_MSIVM_ERROR;
+		}
+		o->sock_open = true;
 	}
 	return -1;
 }
@@ -126,6 +159,8 @@ static int run_vm(struct run_config *c)
 	bool tty_raw = false;
 	int st = open_serial(c, &saved_tty, &tty_raw);
 	if (st >= 0)
+		return st;
+	if ((st = open_console_sockets(&c->vm)) >= 0)
 		return st;
 	if (vm_signals_init() || seccomp_signals_init()) {
 		fprintf(stderr, "msivm: cannot set up signal handling\n");

@@ -34,6 +34,7 @@ static const struct dev_key dev_keys[] = {
 	{ "engine", K_ENGINE, CONFIG_STRING, T_BLK },
 	{ "out", K_OUT, CONFIG_STRING, T_CON },
 	{ "in", K_IN, CONFIG_STRING, T_CON },
+	{ "socket", K_SOCKET, CONFIG_STRING, T_CON },
 	{ "max", K_MAX, CONFIG_SIZE, T_CON },
 	{ "latency", K_LATENCY, CONFIG_UINT, T_RNG },
 	{ "irq", K_IRQ, CONFIG_STRING, T_ALL },
@@ -208,8 +209,10 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 		return cdev_enum(p, blk_engine_parse(val, &d->blk.engine), CONFIG_E_ENGINE, "engine",
 				 val, "uring or sync", e);
 	case K_OUT:
-	case K_IN: {
-		char *dst = k->id == K_OUT ? d->console.out_path : d->console.in_path;
+	case K_IN:
+	case K_SOCKET: {
+		char *dst = k->id == K_OUT ? d->console.out_path
+			    : k->id == K_IN ? d->console.in_path : d->console.sock_path;
 		if (!val[0] || strlen(val) >= VIRTIO_CONSOLE_PATH_MAX)
 			return cdev_err(p, false, e, "%s %s=: needs a file name of at most 4095 bytes",
 					p->name, key);
@@ -237,6 +240,8 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 int config_dev_end(struct config_dev *p, struct error *e)
 {
 	struct vm_device_spec *d = p->d;
+	if ((p->seen & SEEN(K_SOCKET)) && (p->seen & (SEEN(K_OUT) | SEEN(K_IN))))
+		return cdev_err(p, true, e, "socket= carries the console both ways: drop out= and in=");
 	if ((p->seen & SEEN(K_VECTORS)) && d->irq.vectors == 0) {
 		if (!(p->seen & SEEN(K_IRQ)))
 			d->irq.mode = IRQ_MODE_INTX; /* QEMU's spelling of a device without MSI-X */

@@ -75,12 +75,13 @@ static int set_cpuid_hide(struct run_config *c, const char *val, struct error *e
 	return 0;
 }
 
-/* Kept as "file=FILE", "tty" or "off", so that FILE and file=FILE print alike. */
+/* Kept as "file=FILE", "socket=PATH", "tty" or "off", so that FILE and file=FILE print alike. */
 static int set_serial(struct run_config *c, const char *val, struct error *e)
 {
-	if (!val[0] || !strcmp(val, "file="))
-		return error_set(e, -EINVAL, "--serial needs FILE, file=FILE, tty or off");
-	if (!strcmp(val, "off") || !strcmp(val, "tty") || !strncmp(val, "file=", 5))
+	if (!val[0] || !strcmp(val, "file=") || !strcmp(val, "socket="))
+		return error_set(e, -EINVAL, "--serial needs FILE, file=FILE, socket=PATH, tty or off");
+	if (!strcmp(val, "off") || !strcmp(val, "tty") || !strncmp(val, "file=", 5) ||
+	    !strncmp(val, "socket=", 7))
 		return config_strset(&c->serial, val, e);
 	char *s = NULL;
 	if (asprintf(&s, "file=%s", val) < 0)

@@ -86,6 +86,7 @@ static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
 		char max[CONFIG_SIZE_TEXT];
 		put(pr, o, "out", str_or_null(d->console.out_path));
 		put(pr, o, "in", str_or_null(d->console.in_path));
+		put(pr, o, "socket", str_or_null(d->console.sock_path));
 		put(pr, o, "max", json_string(config_size_text(d->console.max_out, max)));
 		break;
 	}

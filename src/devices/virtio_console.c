@@ -491,6 +491,19 @@ int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 {
 	*io = (struct virtio_console_io){ .out_fd = stdout_fd, .in_fd = -1,
 					  .out_max = o->max_out };
+	if (o->sock_open) { /* --console socket=PATH: the client is output and input */
+		io->out_fd = dup(o->sock_fd);
+		io->in_fd = io->out_fd < 0 ? -1 : dup(o->sock_fd);
+		if (io->in_fd < 0) {
+			int ret = error_set(err, -errno, "console socket: dup: %s", strerror(errno));
+			if (io->out_fd >= 0)
+				close(io->out_fd);
+			*io = (struct virtio_console_io){ .out_fd = -1, .in_fd = -1 };
+			return ret;
+		}
+		io->close_out = io->close_in = true;
+		return 0;
+	}
 	if (o->out_path[0]) {
 		/* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of
 		 * blocking open() forever; writes cope with a full fd. */

@@ -38,6 +38,10 @@
 struct virtio_console_opts {
 	char out_path[VIRTIO_CONSOLE_PATH_MAX];  /* "": standard output */
 	char in_path[VIRTIO_CONSOLE_PATH_MAX];   /* "": no input */
+	char sock_path[VIRTIO_CONSOLE_PATH_MAX]; /* "": none; else a unix socket, both ways */
+	int sock_fd;                             /* its connection, when sock_open (main's: kept
+						    across guest reboots, dup'ed per boot) */
+	bool sock_open;
 	bool append;                             /* keep out_path's contents (after a guest reboot) */
 	uint64_t max_out;                        /* output cap in bytes (0: none); a regular
 						    file counts from its size */

@@ -29,3 +29,19 @@ int unix_listen(const char *path, const char *what, bool nonblock, struct error 
 	}
 	return fd;
 }
+
+int unix_accept_one(const char *path, const char *what, struct error *err)
+{
+	int lfd = unix_listen(path, what, false, err);
+	if (lfd < 0)
+		return lfd;
+	int fd;
+	do
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	int ret = fd < 0 ? error_set(err, -errno, "%s '%s': accept: %s", what, path, strerror(errno))
+			 : fd;
+	close(lfd);
+	unlink(path);
+	return ret;
+}

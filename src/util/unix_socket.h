@@ -12,4 +12,10 @@
  * Returns the fd or -errno with a message. */
 int unix_listen(const char *path, const char *what, bool nonblock, struct error *err);
 
+/* Listens on a new socket at `path` (as unix_listen), waits for one
+ * connection, then closes the listener and removes `path`: one client,
+ * QEMU's "server,wait". Interrupted waits are retried. Returns the
+ * connection's fd (close-on-exec, blocking) or -errno with a message. */
+int unix_accept_one(const char *path, const char *what, struct error *err);
+
 #endif

@@ -91,4 +91,17 @@ for mode in msix intx; do
 	fi
 done
 
+# --console socket=PATH: one client, the console both ways (output read, input taken by the driver).
+python3 "$here/sock_client.py" "$TMP/hvc.sock" "virtio-console" 'typed into the console\n' >"$TMP/hvc.out" &
+client=$!
+run run --kernel "$PROBE" --cmdline "console=virtio" --console "socket=$TMP/hvc.sock" --rng "" \
+	--stats-json "$TMP/stats.json"
+wait "$client"
+check "--console socket=PATH: the client gets the guest's console output and its input reaches the guest" \
+	'[ "$status" = 0 ]' \
+	'grep -q "^probe: virtio-console 00:0[0-9].0 ready" "$TMP/hvc.out"' \
+	'[ "$(jq "[.devices[] | select(.type == \"console\")][0].bytes_in" "$TMP/stats.json")" -gt 0 ]'
+run run --kernel "$PROBE" --console "socket=$TMP/x.sock,out=$TMP/o"
+expect "--console socket= with out= is refused" 125 "" "socket= carries the console both ways"
+
 finish

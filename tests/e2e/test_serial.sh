@@ -29,4 +29,19 @@ else
 	fail "--serial file=FILE writes COM1 to the file"
 fi
 
+# --serial socket=PATH: msivm waits for one client, which is COM1 both ways.
+python3 "$here/sock_client.py" "$TMP/com1.sock" "probe: echo ready" 'over the socket\nquit\n' >"$TMP/sock.out" &
+client=$!
+run run --kernel "$PROBE" --serial "socket=$TMP/com1.sock" --cmdline "echo exit=6"
+wait "$client"
+out=$(cat "$TMP/sock.out")
+expect "--serial socket=PATH: the client reads COM1 and types into it" 6 '^probe: echo over the socket'
+[ ! -e "$TMP/com1.sock" ] && pass "--serial socket=PATH: the path is removed once the client is in" ||
+	fail "--serial socket=PATH: the path is removed once the client is in"
+touch "$TMP/busy"
+run run --kernel "$PROBE" --serial "socket=$TMP/busy"
+expect "--serial socket= on an existing path is refused" 125 "" "Address already in use"
+run run --kernel "$PROBE" --serial "socket="
+expect "--serial socket= without a path is refused" 125 "" "needs FILE, file=FILE, socket=PATH"
+
 finish
