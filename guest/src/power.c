@@ -35,6 +35,29 @@ static void triple_fault(void)
 }
 
 static const char *const button_names[] = { "off", "ignore" };
+
+/* `key=` on the command line as an index into names: -1 when absent, -2
+ * (after a "probe: bad <key> value" line) when it names none of them. */
+static int pick_value(const char *cmdline, const char *key, const char *const *names, unsigned n)
+{
+    size_t len;
+    const char *val = cmdline_get(cmdline, key, &len);
+    unsigned char pick;
+    if (!val)
+        return -1;
+    if (cmdline_pick_list(val, len, names, n, &pick, 1) != 1) {
+        cprintf("probe: bad %s value\n", key);
+        return -2;
+    }
+    return pick;
+}
+
+/* ACPI S5 through the sleep control register. */
+static void power_off(void)
+{
+    outb(ACPI_SLEEP_STATUS, ACPI_WAK_STS);
+    outb(ACPI_SLEEP_CONTROL, ACPI_SLP_S5_EN);
+}
 static volatile unsigned int presses;
 
 static void on_button(void *ctx)
@@ -51,16 +74,12 @@ static bool pressed(const void *ctx)
 
 int probe_button(const char *cmdline)
 {
-    size_t len;
-    const char *val = cmdline_get(cmdline, "button", &len);
-    if (!val)
+    int pick = pick_value(cmdline, "button", button_names, 2);
+    if (pick == -1)
         return 0;
-    unsigned char pick;
     int v = irq_alloc_vector();
-    if (cmdline_pick_list(val, len, button_names, 2, &pick, 1) != 1 || v < 0) {
-        console_puts("probe: bad button value\n");
+    if (pick < 0 || v < 0)
         return PROBE_EXIT_BAD_ARG;
-    }
     if (lapic_init())
         return PROBE_EXIT_LAPIC;
     irq_register((uint8_t)v, on_button, 0, IRQ_EDGE, 0, "ioapic pin %u (GED, power button)", GED_PIN);
@@ -77,30 +96,23 @@ int probe_button(const char *cmdline)
     }
     console_puts("probe: power button pressed: powering off\n");
     console_flush();
-    outb(ACPI_SLEEP_STATUS, ACPI_WAK_STS);
-    outb(ACPI_SLEEP_CONTROL, ACPI_SLP_S5_EN);
+    power_off();
     console_puts("probe: power=off had no effect\n");
     return PROBE_EXIT_POWER;
 }
 
 int probe_power(const char *cmdline)
 {
-    size_t len;
-    const char *val = cmdline_get(cmdline, "power", &len);
-    if (!val)
+    int what = pick_value(cmdline, "power", power_names, 4);
+    if (what == -1)
         return 0;
-    unsigned char pick;
-    int what = cmdline_pick_list(val, len, power_names, 4, &pick, 1) == 1 ? pick : -1;
-    if (what < 0) {
-        console_puts("probe: bad power value\n");
+    if (what < 0)
         return PROBE_EXIT_BAD_ARG;
-    }
     cprintf("probe: power=%s\n", power_names[what]);
     console_flush();
     switch (what) {
     case 0:
-        outb(ACPI_SLEEP_STATUS, ACPI_WAK_STS);
-        outb(ACPI_SLEEP_CONTROL, ACPI_SLP_S5_EN);
+        power_off();
         break;
     case 1:
         outb(ACPI_RESET_REG, ACPI_RESET_VALUE);
