@@ -128,6 +128,24 @@ static void test_control(void **state)
 	expect_allowed(SECCOMP_CONTROL, SECCOMP_ON, do_write);
 }
 
+static void do_accept(void)
+{
+	if (accept4(-1, NULL, NULL, SOCK_CLOEXEC) != -1 || errno != EBADF)
+		_exit(3);
+}
+
+/* The API thread: connections and the VM controls it serves, nothing that opens or runs. */
+static void test_api(void **state)
+{
+	expect_allowed(SECCOMP_API, SECCOMP_ON, do_accept);
+	expect_allowed(SECCOMP_API, SECCOMP_ON, do_power_button); /* PUT /vm/power-button */
+	expect_allowed(SECCOMP_API, SECCOMP_ON, do_write);
+	expect_stopped(SECCOMP_API, do_open, "open");
+	expect_stopped(SECCOMP_API, do_kvm_run, "ioctl");
+	expect_stopped(SECCOMP_API, do_unix_socket, "socket");
+	expect_stopped(SECCOMP_API, do_execve, "execve");
+}
+
 /* log: the kernel logs; the call goes through. off: nothing is installed. */
 static void test_log_and_off_allow(void **state)
 {
@@ -154,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_vcpu),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_control),
+		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_log_and_off_allow),
 		cmocka_unit_test(test_mode_names),
 	};
