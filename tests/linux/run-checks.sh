@@ -83,9 +83,10 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api=
 	case "$1" in
-	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} ;;
+	# msix also pauses and resumes the running guest through the API socket
+	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 ;;
 	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
 	# msi, intx and qemu end with the host pressing the guest's power button (msivm: SIGTERM;
 	# QEMU: system_powerdown on its monitor), on which the guest's init powers off.
@@ -173,6 +174,7 @@ start_vmm() {
 			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
+			${api:+--api-socket "$WORK/api.sock"} \
 			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
 		qcpu=host
@@ -189,7 +191,7 @@ start_vmm() {
 			-device virtconsole,chardev=c0 \
 			-device virtio-rng-pci
 	fi
-	rm -f "$WORK/mon.in" "$WORK/mon.out"
+	rm -f "$WORK/mon.in" "$WORK/mon.out" "$WORK/api.sock" "$WORK/api.res"
 	[ "$vmm" = qemu ] && mkfifo "$WORK/mon.in" "$WORK/mon.out" # QEMU's monitor (opened read-write)
 	printf '%s\n' "$*" >"$d/vmm.cmd"
 	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x 'off\|button')
@@ -211,6 +213,21 @@ press_button() {
 	fi
 }
 
+# Pauses the running guest through msivm's API for 2 s and resumes it; prints what it saw as
+# "pause=RC state=STATE grew=BYTES resume=RC" (grew: console bytes written while paused).
+api_pause_resume() {
+	local r=$WORK/api.sock p q st n1 n2
+	"$MSIVM" remote --api-socket "$r" pause >/dev/null 2>&1
+	p=$?
+	st=$("$MSIVM" remote --api-socket "$r" info 2>/dev/null | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')
+	n1=$(wc -c <"$d/serial.log")
+	sleep 2
+	n2=$(wc -c <"$d/serial.log")
+	"$MSIVM" remote --api-socket "$r" resume >/dev/null 2>&1
+	q=$?
+	echo "pause=$p state=${st:-none} grew=$((n2 - n1)) resume=$q"
+}
+
 # Follows the VMM started by start_vmm until it exits or its timeout passes (then stops it);
 # sets rc why t_start t_off t_boot1 t_end. Returns 1 when the VMM survived SIGKILL (an L1 fault).
 wait_vmm() {
@@ -229,6 +246,9 @@ wait_vmm() {
 		fi
 		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
+		if [ -n "$api" ] && [ ! -e "$WORK/api.res" ] && grep -q 'lc: CHECK blk.ro-read' "$d/serial.log"; then
+			api_pause_resume >"$WORK/api.res"
+		fi
 		if [ -z "$t_press" ] && grep -q 'lc: power [0-9]* button wait' "$d/serial.log"; then
 			t_press=$(up)
 			press_button
@@ -313,6 +333,11 @@ run_config() {
 	w=$(tr -d '\r' <"$d/serial.log" | grep -c 'WARNING: CPU')
 	[ -z "$p" ]
 	cond $? guest.no-panic "${p:-no panic, oops or BUG on the L2 console} ($w kernel WARNINGs$([ "$w" = 0 ] || echo ": $(tr -d '\r' <"$d/serial.log" | grep -m1 -B1 'WARNING: CPU' | head -n1 | sed 's/^\[[ 0-9.]*\] //' | cut -c1-70)"))"
+	if [ -n "$api" ]; then
+		res=$(cat "$WORK/api.res" 2>/dev/null)
+		[ "$res" = "pause=0 state=paused grew=0 resume=0" ] && grep -q 'lc: pass 1 end' "$d/serial.log"
+		cond $? api.pause-resume "${res:-the API was never asked (no blk.ro-read line)}; the guest's pass 1 went on to its end after the resume: $(grep -q 'lc: pass 1 end' "$d/serial.log" && echo yes || echo no)"
+	fi
 
 	# --- power: the action of each pass (the last one ends the VMM)
 	n=$(echo "$power" | tr ',' '\n' | wc -l)
