@@ -40,7 +40,7 @@ static const char *const stat_names[PS_N] = {
 struct peer {
 	enum net_peer_mode mode;
 	struct peer_addrs addrs;
-	struct slot *ring;
+	struct slot *ring[NET_PEER_QUEUE]; /* each slot allocated the first time it is filled */
 	unsigned head, count;
 	uint32_t rate, size;
 	uint64_t start_ns, due_done;  /* source: frames accounted for since start_ns */
@@ -55,19 +55,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* A free slot at the tail, or NULL (counted) when the ring is full. */
-static struct slot *tail(struct peer *p)
+/* The free slot at the tail (allocated on its first use), or NULL when the ring is full or,
+ * out of host memory, the slot cannot be made: the frame is then dropped and counted. */
+static struct slot *tail_slot(struct peer *p, enum peer_stat full)
 {
-	if (p->count == NET_PEER_QUEUE) {
-		p->stats[PS_QUEUE_FULL]++;
+	struct slot **s = &p->ring[(p->head + p->count) % NET_PEER_QUEUE];
+	if (p->count == NET_PEER_QUEUE || (!*s && !(*s = malloc(sizeof(**s))))) {
+		p->stats[full]++;
 		return NULL;
 	}
-	return &p->ring[(p->head + p->count) % NET_PEER_QUEUE];
+	return *s;
+}
+
+static struct slot *tail(struct peer *p)
+{
+	return tail_slot(p, PS_QUEUE_FULL);
 }
 
 static void commit(struct net_backend *b, struct peer *p, size_t len)
 {
-	p->ring[(p->head + p->count) % NET_PEER_QUEUE].len = (uint32_t)len;
+	p->ring[(p->head + p->count) % NET_PEER_QUEUE]->len = (uint32_t)len;
 	if (p->count++ == 0) {
 		uint64_t one = 1;
 		if (write(b->rx_fd[0], &one, sizeof(one)) != sizeof(one))
@@ -115,7 +122,7 @@ static ssize_t peer_recv(struct net_backend *b, unsigned q, void *buf, size_t le
 	struct peer *p = b->priv;
 	if (p->count == 0)
 		return -EAGAIN;
-	struct slot *s = &p->ring[p->head];
+	struct slot *s = p->ring[p->head];
 	p->head = (p->head + 1) % NET_PEER_QUEUE;
 	if (--p->count == 0) {
 		uint64_t v;
@@ -139,12 +146,12 @@ static void peer_aux(struct net_backend *b)
 	/* rate <= 1e7 and elapsed < 2^64 / 1e7 ns (58 years): no overflow. */
 	uint64_t due = (uint64_t)((unsigned __int128)elapsed * p->rate / 1000000000u);
 	for (; p->due_done < due; p->due_done++) {
-		if (p->count == NET_PEER_QUEUE) {
-			p->stats[PS_SOURCE_LOST] += due - p->due_done;
+		struct slot *s = tail_slot(p, PS_SOURCE_LOST);
+		if (!s) {
+			p->stats[PS_SOURCE_LOST] += due - p->due_done - 1;
 			p->due_done = due;
 			break;
 		}
-		struct slot *s = &p->ring[(p->head + p->count) % NET_PEER_QUEUE];
 		peer_source_frame(&p->addrs, s->data, p->size, p->stats[PS_SOURCE_FRAMES], now);
 		p->stats[PS_SOURCE_FRAMES]++;
 		commit(b, p, p->size);
@@ -172,8 +179,8 @@ static void peer_close(struct net_backend *b)
 	if (b->aux_fd >= 0)
 		close(b->aux_fd);
 	b->rx_fd[0] = b->aux_fd = -1;
-	if (p)
-		free(p->ring);
+	for (unsigned i = 0; p && i < NET_PEER_QUEUE; i++)
+		free(p->ring[i]);
 	free(p);
 	b->priv = NULL;
 }
@@ -206,9 +213,6 @@ int net_peer_open(struct net_backend *b, const struct net_open_cfg *cfg, struct 
 		return error_set(err, -EINVAL, "peer source: rate %u or size %u out of range (1 to %u "
 				 "frames/s, %u to %u bytes)", cfg->rate, cfg->size, NET_PEER_RATE_MAX,
 				 NET_PEER_SIZE_MIN, NET_PEER_SIZE_MAX);
-	p->ring = calloc(NET_PEER_QUEUE, sizeof(*p->ring));
-	if (!p->ring)
-		return error_set(err, -ENOMEM, "peer: out of memory");
 	b->rx_fd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->rx_fd[0] < 0)
 		return error_set(err, -errno, "peer: eventfd: %s", strerror(errno));

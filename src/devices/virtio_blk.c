@@ -274,6 +274,28 @@ static void req_free(struct virtio_blk *b, struct vblk_req *r)
 	b->free_reqs[r->queue] = r;
 }
 
+/* The first free request of queue qi, or NULL when all VIRTIO_BLK_QUEUE_SIZE are in flight (or,
+ * out of host memory, all that exist: the device is then marked NEEDS_RESET). Requests are
+ * allocated VBLK_REQ_CHUNK at a time the first time the queue needs them, so a device costs
+ * memory only as deep as its driver ever fills each queue. */
+static struct vblk_req *free_req(struct virtio_blk *b, uint16_t qi)
+{
+	uint16_t n = b->fresh_reqs[qi];
+	if (b->free_reqs[qi] || n >= VIRTIO_BLK_QUEUE_SIZE)
+		return b->free_reqs[qi];
+	struct vblk_req **chunk = &b->req_chunks[qi][n / VBLK_REQ_CHUNK];
+	if (!*chunk && !(*chunk = calloc(VBLK_REQ_CHUNK, sizeof(**chunk)))) {
+		virtio_pci_set_needs_reset(&b->pci, "out of host memory for requests");
+		return NULL;
+	}
+	struct vblk_req *r = &(*chunk)[n % VBLK_REQ_CHUNK];
+	b->fresh_reqs[qi]++;
+	r->dev = b;
+	r->queue = qi;
+	req_free(b, r);
+	return r;
+}
+
 static void io_done(void *cookie, int64_t result);
 
 static void start_flush(struct vblk_req *r)
@@ -477,7 +499,7 @@ static void after_completions(struct virtio_blk *b)
 	for (uint16_t q = 0; q < b->nqueues; q++) {
 		if (b->pushed[q])
 			signal_queue(b, q);
-		if (b->starved[q] && b->free_reqs[q] && virtio_pci_queue(&b->pci, q))
+		if (b->starved[q] && free_req(b, q) && virtio_pci_queue(&b->pci, q))
 			virtio_pci_queue_resume(&b->pci, q);
 	}
 }
@@ -492,7 +514,7 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 	b->starved[qi] = false;
 	struct vbudget budget = vbudget_start(VBLK_BUDGET_BYTES);
 	for (;;) {
-		struct vblk_req *r = b->free_reqs[qi];
+		struct vblk_req *r = free_req(b, qi);
 		if (!r) {
 			b->starved[qi] = true; /* resumed when a request completes */
 			break;
@@ -548,7 +570,7 @@ void virtio_blk_complete(struct virtio_blk *b)
 	pthread_mutex_lock(&b->pci.lock);
 	blk_backend_complete(b->be);
 	for (uint16_t qi = 0; qi < b->nqueues; qi++) {
-		if (b->starved[qi] && b->free_reqs[qi])
+		if (b->starved[qi] && free_req(b, qi))
 			process_queue(b, qi); /* signals the queue too */
 		else if (b->pushed[qi])
 			signal_queue(b, qi);
@@ -595,15 +617,6 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 		return error_set(err, -EINVAL, "%s: %u queues, want 1 to %u", b->name, nqueues,
 				 VIRTIO_BLK_MAX_QUEUES);
 	b->nqueues = nqueues;
-	b->reqs = calloc((size_t)nqueues * VIRTIO_BLK_QUEUE_SIZE, sizeof(*b->reqs));
-	if (!b->reqs)
-		return error_set(err, -ENOMEM, "%s: out of memory for requests", b->name);
-	for (uint32_t i = 0; i < (uint32_t)nqueues * VIRTIO_BLK_QUEUE_SIZE; i++) {
-		struct vblk_req *r = &b->reqs[i];
-		r->dev = b;
-		r->queue = (uint16_t)(i / VIRTIO_BLK_QUEUE_SIZE);
-		req_free(b, r);
-	}
 	b->writeback = -1;
 	vblk_limits(b);
 	b->features = bit(VIRTIO_BLK_F_SIZE_MAX) | bit(VIRTIO_BLK_F_SEG_MAX) | bit(VIRTIO_BLK_F_FLUSH) |
@@ -681,6 +694,9 @@ void virtio_blk_destroy(struct virtio_blk *b)
 	if (b->pci_ready)
 		virtio_pci_destroy(&b->pci);
 	b->pci_ready = false;
-	free(b->reqs);
-	b->reqs = NULL;
+	for (uint16_t q = 0; q < VIRTIO_BLK_MAX_QUEUES; q++)
+		for (unsigned c = 0; c < VBLK_REQ_CHUNKS; c++) {
+			free(b->req_chunks[q][c]);
+			b->req_chunks[q][c] = NULL;
+		}
 }

@@ -69,7 +69,9 @@ struct virtio_blk_stats {
 
 struct virtio_blk;
 
-/* One request in flight; the pool holds VIRTIO_BLK_QUEUE_SIZE per queue. */
+/* One request in flight; a queue has at most VIRTIO_BLK_QUEUE_SIZE, made VBLK_REQ_CHUNK at a time. */
+#define VBLK_REQ_CHUNK  16
+#define VBLK_REQ_CHUNKS (VIRTIO_BLK_QUEUE_SIZE / VBLK_REQ_CHUNK)
 struct vblk_req {
 	struct blk_io io;
 	struct virtio_blk *dev;
@@ -97,8 +99,10 @@ struct virtio_blk {
 	uint32_t max_discard_sectors, max_write_zeroes_sectors, discard_align;
 	int8_t writeback;          /* set by the driver (CONFIG_WCE): 0 or 1; -1: FLUSH negotiated */
 	int flush_error;           /* first failed flush (-errno), latched until reset */
-	struct vblk_req *reqs;
+	/* Each queue's requests, VBLK_REQ_CHUNK per allocation, made on first need. */
+	struct vblk_req *req_chunks[VIRTIO_BLK_MAX_QUEUES][VBLK_REQ_CHUNKS];
 	struct vblk_req *free_reqs[VIRTIO_BLK_MAX_QUEUES];
+	uint16_t fresh_reqs[VIRTIO_BLK_MAX_QUEUES]; /* requests made so far */
 	bool starved[VIRTIO_BLK_MAX_QUEUES];  /* stopped popping: no free request */
 	bool pushed[VIRTIO_BLK_MAX_QUEUES];   /* used buffers not yet signalled */
 	struct evloop *loop;
