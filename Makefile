@@ -19,7 +19,7 @@ CFLAGS_BASE += $(SAN_FLAGS)
 LDFLAGS     += $(SAN_FLAGS)
 endif
 CFLAGS  += $(CFLAGS_BASE)
-LDLIBS  += -lpthread -ljansson -luring -lseccomp -lmicrohttpd
+LDLIBS  += -lpthread -ljansson -luring -lseccomp -lmicrohttpd -lcrypto
 
 # Everything but main.c goes into a static library the tests link against.
 LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))

@@ -37,6 +37,7 @@ static const struct dev_key dev_keys[] = {
 	{ "socket", K_SOCKET, CONFIG_STRING, T_CON },
 	{ "max", K_MAX, CONFIG_SIZE, T_CON },
 	{ "latency", K_LATENCY, CONFIG_UINT, T_RNG },
+	{ "source", K_SOURCE, CONFIG_STRING, T_RNG },
 	{ "irq", K_IRQ, CONFIG_STRING, T_ALL },
 	{ "vectors", K_VECTORS, CONFIG_UINT, T_ALL },
 	{ "irqpath", K_IRQPATH, CONFIG_STRING, T_ALL },
@@ -202,6 +203,9 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 					val);
 		d->rng_latency_us = (uint32_t)v;
 		return 0;
+	case K_SOURCE:
+		return cdev_enum(p, virtio_rng_source_parse(val, &d->rng_source), CONFIG_E_RNG_SOURCE,
+				 "rng source", val, "drbg or getrandom", e);
 	case K_RO:
 	case K_READONLY:
 		return set_flag(p, k, val, &d->blk.ro, e);

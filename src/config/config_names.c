@@ -17,6 +17,7 @@ static const char *const enum_names[][MAX_NAMES] = {
 	[CONFIG_E_PEER] = { "responder", "sink", "source" },
 	[CONFIG_E_SECCOMP] = { "on", "log", "off" },
 	[CONFIG_E_LOG_LEVEL] = { "error", "warn", "info", "debug" },
+	[CONFIG_E_RNG_SOURCE] = { "drbg", "getrandom" },
 };
 
 const char *config_enum_name(enum config_enum which, unsigned value)

@@ -14,6 +14,7 @@ enum config_enum {
 	CONFIG_E_PEER,      /* enum net_peer_mode: responder, sink, source */
 	CONFIG_E_SECCOMP,   /* enum seccomp_mode: on, log, off */
 	CONFIG_E_LOG_LEVEL, /* enum log_level: error, warn, info, debug */
+	CONFIG_E_RNG_SOURCE, /* enum virtio_rng_source: drbg, getrandom */
 };
 
 /* The spelling of `value` of enumeration `which`, or NULL (no spelling: a default such as

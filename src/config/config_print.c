@@ -75,6 +75,7 @@ static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
 	switch (d->type) {
 	case VM_DEV_RNG:
 		put(pr, o, "latency", uint_or_null(d->rng_latency_us));
+		put(pr, o, "source", str_or_null(config_enum_name(CONFIG_E_RNG_SOURCE, d->rng_source)));
 		break;
 	case VM_DEV_BLK:
 		put(pr, o, "path", json_string(d->blk.path));

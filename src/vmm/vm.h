@@ -41,6 +41,7 @@ struct vm_device_spec {
 	struct virtio_net_opts net;   /* VM_DEV_NET: backend, MAC, queue pairs, MTU */
 	struct virtio_console_opts console; /* VM_DEV_CONSOLE: output and input files */
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
+	enum virtio_rng_source rng_source; /* VM_DEV_RNG: source= (0: the DRBG) */
 	struct rate_limit_opts limit; /* VM_DEV_RNG, _BLK, _NET: bps=, ops= (0: none) */
 };
 

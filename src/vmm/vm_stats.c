@@ -266,6 +266,10 @@ json_t *vm_stats_json(struct vm *vm)
 		json_object_set_new(dj, "type", json_string("rng"));
 		json_object_set_new(dj, "requests", json_integer((json_int_t)vm->rngs[d]->requests));
 		json_object_set_new(dj, "bytes", json_integer((json_int_t)vm->rngs[d]->bytes));
+		json_object_set_new(dj, "source", json_string(vm->rngs[d]->source == VIRTIO_RNG_DRBG
+							      ? "drbg" : "getrandom"));
+		json_object_set_new(dj, "source_calls",
+				    json_integer((json_int_t)vm->rngs[d]->pool_refills));
 		if (vm->rngs[d]->period_us) {
 			json_object_set_new(dj, "latency_period_us", json_integer(vm->rngs[d]->period_us));
 			json_object_set_new(dj, "ticks", json_integer((json_int_t)vm->rngs[d]->ticks));

@@ -46,6 +46,23 @@ check "msix: 64 KiB of non-constant entropy, one vector per queue, no level inte
 	'[ "$(guest_total)" -ge 1 ]' \
 	'[ "$(jqv ".devices[0].vectors[1].delivered")" -ge "$(guest_total)" ]'
 
+# The pool: 64 KiB of 4 KiB buffers cost 1-2 calls to the source (the guest's first buffers may
+# be smaller), from OpenSSL's DRBG by default or from getrandom when asked.
+check "msix: entropy from the DRBG by default, one source call per 64 KiB pool" \
+	'[ "$(jqv ".devices[0].source")" = drbg ]' \
+	'[ "$(jqv ".devices[0].source_calls")" -ge 1 ]' \
+	'[ "$(jqv ".devices[0].source_calls")" -le 3 ]'
+rng_run msix "" ",source=getrandom"
+check "source=getrandom: the same entropy test, from getrandom" \
+	'[ "$status" = 0 ]' \
+	'grep -qE "probe: rng read 65536 bytes, distinct=(2[0-9][0-9]|1[0-9][0-9])" <<<"$out"' \
+	'[ "$(jqv ".devices[0].source")" = getrandom ]' \
+	'[ "$(jqv ".devices[0].source_calls")" -ge 1 ]'
+rng_run msix "" ",source=urandom"
+check "an unknown rng source is refused, naming it" \
+	'[ "$status" = 125 ]' \
+	'grep -q "bad rng source .urandom.: use drbg or getrandom" <<<"$err"'
+
 rng_run msix-shared "irq=msix-shared"
 check "msix-shared: config and queue vectors split as the guest asked, no level interrupts" \
 	'[ "$status" = 0 ]' \

@@ -79,10 +79,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r->con1 = calloc(1, sizeof(*r->con1));
 	r->rng2 = calloc(1, sizeof(*r->rng2));
 	if (!r->rng0 || !r->con1 || !r->rng2 ||
-	    virtio_rng_init(r->rng0, 0, &c0, &vm->gm, -1, &vm->routes, NULL, &vm->mmio, fz_window(), &err) ||
+	    virtio_rng_init(r->rng0, 0, VIRTIO_RNG_GETRANDOM, &c0, &vm->gm, -1,
+			    &vm->routes, NULL, &vm->mmio, fz_window(), &err) ||
 	    virtio_console_init(r->con1, 1, &io, &c1, &vm->gm, -1, &vm->routes, NULL, &vm->mmio,
 				fz_window(), &err) ||
-	    virtio_rng_init(r->rng2, 2, &c2, &vm->gm, -1, &vm->routes, NULL, &vm->mmio, fz_window(), &err))
+	    virtio_rng_init(r->rng2, 2, VIRTIO_RNG_GETRANDOM, &c2, &vm->gm, -1,
+			    &vm->routes, NULL, &vm->mmio, fz_window(), &err))
 		abort();
 	r->t[0] = &r->rng0->pci;
 	r->t[1] = &r->con1->pci;

@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		t = &c->pci;
 	} else {
 		r = calloc(1, sizeof(*r));
-		if (!r || virtio_rng_init(r, 0, &cfg, &vm.gm, -1, &vm.routes, NULL, &vm.mmio,
+		if (!r || virtio_rng_init(r, 0, VIRTIO_RNG_GETRANDOM, &cfg, &vm.gm, -1,
+					  &vm.routes, NULL, &vm.mmio,
 					  fz_window(), &err))
 			abort();
 		t = &r->pci;

@@ -15,7 +15,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return ram ? 0 : -1;
 }
 
-/* Input: see fuzz_ops.h (device targets); the device byte is unused. */
+/* Input: see fuzz_ops.h (device targets); device byte bit 0: getrandom source (DRBG otherwise). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size };
@@ -25,10 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct virtio_pci_config cfg = { .mode = (enum irq_mode)(fz_u8(&in) % 4), .vectors = -1 };
 	uint8_t setup = fz_u8(&in);
 	uint64_t drop = fz_u64(&in);
-	(void)fz_u8(&in);
+	enum virtio_rng_source src = fz_u8(&in) & 1 ? VIRTIO_RNG_GETRANDOM : VIRTIO_RNG_DRBG;
 	struct virtio_rng *r = calloc(1, sizeof(*r));
 	struct error err;
-	if (!r || virtio_rng_init(r, 0, &cfg, &vm.gm, -1, &vm.routes, NULL, &vm.mmio, fz_window(),
+	if (!r || virtio_rng_init(r, 0, src, &cfg, &vm.gm, -1, &vm.routes, NULL, &vm.mmio, fz_window(),
 				  &err))
 		abort();
 	struct fz_drv d = { 0 };

@@ -205,6 +205,7 @@ AS_UNSIGNED(net_be_kind_parse, enum net_be_kind)
 AS_UNSIGNED(net_peer_mode_parse, enum net_peer_mode)
 AS_UNSIGNED(seccomp_mode_parse, enum seccomp_mode)
 AS_UNSIGNED(log_level_parse, enum log_level)
+AS_UNSIGNED(virtio_rng_source_parse, enum virtio_rng_source)
 
 static void test_enum_names_parse_to_their_values(void **state)
 {
@@ -220,6 +221,7 @@ static void test_enum_names_parse_to_their_values(void **state)
 		{ CONFIG_E_PEER, net_peer_mode_parse_u, 0 },
 		{ CONFIG_E_SECCOMP, seccomp_mode_parse_u, 0 },
 		{ CONFIG_E_LOG_LEVEL, log_level_parse_u, 0 },
+		{ CONFIG_E_RNG_SOURCE, virtio_rng_source_parse_u, 0 },
 	};
 	for (size_t e = 0; e < sizeof(enums) / sizeof(enums[0]); e++) {
 		const char *s;

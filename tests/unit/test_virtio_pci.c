@@ -58,7 +58,8 @@ static int fx_new(void **state, enum irq_mode mode)
 	x->mode = mode;
 	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1 };
 	struct error err;
-	if (virtio_rng_init(x->rng, 0, &cfg, &x->vm->mem, -1, &x->vm->routes, NULL, &x->vm->mmio,
+	if (virtio_rng_init(x->rng, 0, VIRTIO_RNG_GETRANDOM, &cfg, &x->vm->mem, -1,
+			    &x->vm->routes, NULL, &x->vm->mmio,
 			    fake_window(), &err)) {
 		print_error("virtio_rng_init: %s\n", err.msg);
 		return -1;
@@ -810,11 +811,11 @@ static void test_rng_request_intx(void **state)
 	assert_int_equal(x->t->stats.intx_asserts, 2);
 }
 
-/* Small buffers come from a pool: sixteen 4 KiB requests cost one getrandom, and no byte is
- * handed out twice (consecutive buffers differ; the pool keeps no copy of what it gave). */
-static void test_rng_pool_serves_small_buffers(void **state)
+/* Small buffers come from a pool: sixteen 4 KiB requests cost one call to the source, and no
+ * byte is handed out twice (consecutive buffers differ; the pool keeps no copy of what it gave). */
+static void check_rng_pool(struct fx *x, enum virtio_rng_source source)
 {
-	struct fx *x = *state;
+	x->rng->source = source;
 	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
 	static uint8_t prev[BUF_LEN];
 	for (unsigned i = 0; i < VIRTIO_RNG_POOL_BYTES / BUF_LEN; i++) {
@@ -833,6 +834,27 @@ static void test_rng_pool_serves_small_buffers(void **state)
 	post_rng_buffer(x);
 	virtio_pci_kick(x->t, 0);
 	assert_int_equal(x->rng->pool_refills, 2);
+}
+
+static void test_rng_pool_serves_small_buffers(void **state)
+{
+	check_rng_pool(*state, VIRTIO_RNG_GETRANDOM);
+}
+
+static void test_rng_drbg_pool_serves_small_buffers(void **state)
+{
+	check_rng_pool(*state, VIRTIO_RNG_DRBG);
+}
+
+static void test_rng_source_names(void **state)
+{
+	enum virtio_rng_source s = VIRTIO_RNG_GETRANDOM;
+	assert_int_equal(virtio_rng_source_parse("drbg", &s), 0);
+	assert_int_equal(s, VIRTIO_RNG_DRBG);
+	assert_int_equal(virtio_rng_source_parse("getrandom", &s), 0);
+	assert_int_equal(s, VIRTIO_RNG_GETRANDOM);
+	assert_int_equal(virtio_rng_source_parse("urandom", &s), -EINVAL);
+	assert_int_equal(virtio_rng_source_parse("", &s), -EINVAL);
 }
 
 /* Regression (hardening review, defect 1): chains of huge buffers (aliasing
@@ -1381,6 +1403,8 @@ int main(void)
 		TI(test_isr_is_read_to_clear),
 		TI(test_rng_request_intx),
 		TI(test_rng_pool_serves_small_buffers),
+		TI(test_rng_drbg_pool_serves_small_buffers),
+		cmocka_unit_test(test_rng_source_names),
 		TI(test_rng_huge_chains_filled_in_bounded_pieces),
 		TI(test_intx_line_stays_raised_until_eoi),
 		TI(test_kick_without_new_buffers_raises_nothing),
