@@ -112,6 +112,9 @@ struct blk_backend {
 	uint32_t inflight;         /* attempts started and not yet reported */
 	uint64_t short_transfers;  /* partial reads/writes whose remainder was resubmitted */
 	uint64_t retries;          /* EINTR/EAGAIN resubmissions */
+	/* io_uring engine: small writes run inline with pwritev, because the filesystem cannot
+	 * write its page cache without blocking and io_uring would hand each one to a worker. */
+	bool inline_writes;
 };
 
 struct blk_open_cfg {

@@ -1,4 +1,4 @@
-/* Block backend, io_uring engine: attempts become SQEs, submitted per batch and reaped right after when done; later CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes run inline. */
+/* Block backend, io_uring engine: attempts become SQEs, submitted per batch and reaped right after when done; later CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes, and small writes where the filesystem cannot write without blocking, run inline. */
 #include "backends/blk_backend.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -87,7 +88,12 @@ static int uring_start(struct blk_backend *b, struct blk_io *io, int64_t *res)
 	/* No fallocate opcode, or a block device (BLKDISCARD/BLKZEROOUT have no
 	 * opcode before Linux 6.12; one I/O covers at most BLK_BDEV_MAX_*): the
 	 * sync engine's syscall, inline. */
-	if (falloc && (!u->has_fallocate || b->blkdev)) {
+	/* A write io_uring would hand to a worker anyway (b->inline_writes): pwritev here costs a
+	 * page-cache copy instead of a handoff and a second wake-up of the I/O thread. Bounded:
+	 * a device's budget of bytes per loop turn covers these too. */
+	bool inline_write = io->op == BLK_OP_WRITE && b->inline_writes &&
+			    io->len - io->progress <= URING_INLINE_MAX;
+	if ((falloc && (!u->has_fallocate || b->blkdev)) || inline_write) {
 		*res = blk_sync_rw(b, io);
 		return 1;
 	}
@@ -194,6 +200,19 @@ static int probe_ops(struct uring_priv *u, struct error *err)
 	return ok ? 0 : error_set(err, -EOPNOTSUPP, "io_uring lacks readv/writev/fsync");
 }
 
+/* Can the kernel write this image's page cache without blocking (RWF_NOWAIT)? ext4, for one,
+ * cannot, and io_uring then hands every buffered write to one of its workers. Probed by writing
+ * the image's first byte back onto itself (before any guest runs); a block device, a read-only
+ * or an empty image counts as able. */
+static bool writes_nowait(const struct blk_backend *b)
+{
+	uint8_t byte;
+	if (b->ro || b->blkdev || pread(b->fd, &byte, 1, 0) != 1)
+		return true;
+	struct iovec v = { &byte, 1 };
+	return !(pwritev2(b->fd, &v, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP);
+}
+
 int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err)
 {
 	unsigned entries = URING_MIN_ENTRIES;
@@ -234,5 +253,9 @@ int blk_uring_init(struct blk_backend *b, unsigned depth, struct error *err)
 	b->priv = u;
 	b->event_fd = efd;
 	b->ops = &uring_ops;
+	b->inline_writes = !writes_nowait(b);
+	if (b->inline_writes)
+		log_debug("disk: writes of up to %u bytes run inline (the filesystem cannot write "
+			  "without blocking)", URING_INLINE_MAX);
 	return 0;
 }

@@ -194,6 +194,7 @@ static json_t *blk_json(struct virtio_blk *b)
 	}
 	json_object_set_new(dj, "type", json_string("blk"));
 	json_object_set_new(dj, "engine", json_string(b->be ? b->be->ops->name : "-"));
+	json_object_set_new(dj, "inline_writes", json_boolean(b->be && b->be->inline_writes));
 	json_object_set_new(dj, "requests", json_integer((json_int_t)total));
 	json_object_set_new(dj, "requests_by_type", reqs);
 	json_object_set_new(dj, "bytes", json_integer((json_int_t)(bs->bytes_read + bs->bytes_written)));

@@ -36,6 +36,24 @@ for mode in msix msix-shared msi intx; do
 	fi
 done
 
+# io_uring and a filesystem that cannot write its page cache without blocking (ext4: RWF_NOWAIT
+# gives EOPNOTSUPP): small writes run inline instead of in io_uring's workers, and the pattern
+# still lands (the last msix run above used engine auto, i.e. io_uring).
+nowait=$(python3 -c 'import os,sys
+fd=os.open(sys.argv[1],os.O_RDWR); b=os.pread(fd,1,0)
+try: os.pwritev(fd,[b],0,os.RWF_NOWAIT); print("yes")
+except OSError as e: print("no" if e.errno==95 else "yes")' "$img")
+run run --kernel "$PROBE" --cmdline "blk=verify blkkb=$KB seed=7 qd=4" --disk "path=$img,irq=msix,engine=uring" \
+	--stats-json "$TMP/s.json"
+want_inline=$([ "$nowait" = no ] && echo true || echo false)
+if [ "$status" = 0 ] && grep -q "probe: blk verify ok bytes=$((KB * 1024))" <<<"$out" &&
+	[ "$(jq -r '.devices[0].engine' "$TMP/s.json")" = uring ] &&
+	[ "$(jq -r '.devices[0].inline_writes' "$TMP/s.json")" = "$want_inline" ]; then
+	pass "engine=uring: writes inline exactly when the filesystem cannot write without blocking (here: $want_inline)"
+else
+	fail "engine=uring inline writes (status=$status nowait=$nowait stats=$(jq -c '.devices[0] | {engine, inline_writes}' "$TMP/s.json" 2>/dev/null))"
+fi
+
 # Read-only: the guest's write gets IOERR and the file does not change.
 rm -f "$img"; truncate -s 8M "$img"
 printf 'precious' | dd of="$img" conv=notrunc status=none
