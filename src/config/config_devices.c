@@ -81,7 +81,7 @@ int config_dev_begin(struct vm_config *vm, enum vm_device_type t, const char *na
 	d->type = t;
 	d->irq = (struct virtio_pci_config){ .mode = IRQ_MODE_MSIX, .vectors = -1,
 					     .path = IRQ_PATH_IRQFD };
-	d->blk = (struct virtio_blk_opts){ .queues = 1, .engine = BLK_ENGINE_AUTO };
+	d->blk = (struct virtio_blk_opts){ .queues = 0, .engine = BLK_ENGINE_AUTO }; /* 0: one per vCPU */
 	d->console.max_out = VIRTIO_CONSOLE_OUT_MAX;
 	d->net = (struct virtio_net_opts){ .queues = 1, .be = { .nqueues = 1, .rate = 1000,
 		.size = 1024, .peer_mode = NET_PEER_RESPONDER } };

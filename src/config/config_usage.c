@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"                     token buckets with one second of burst), or \"\"\n"
 	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
 	"                     512 bytes) and optionally ro (or readonly=on|off), queues=N\n"
-	"                     (1-8; or num_queues=N), engine=uring|sync\n"
+	"                     (1-8, default one per vCPU; or num_queues=N), engine=uring|sync\n"
 	"                     (default: uring if available), irq=MODE, vectors=N, bps=SIZE,\n"
 	"                     ops=N as for --rng\n"
 	"  --console OPTS     add a virtio-console (one port); OPTS: out=FILE (guest output;\n"

@@ -52,7 +52,7 @@
 struct virtio_blk_opts {
 	char path[VIRTIO_BLK_PATH_MAX];
 	bool ro;
-	uint16_t queues;           /* 1..VIRTIO_BLK_MAX_QUEUES */
+	uint16_t queues;           /* 1..VIRTIO_BLK_MAX_QUEUES (0 in a config being parsed: one per vCPU) */
 	enum blk_engine engine;
 };
 

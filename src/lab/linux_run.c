@@ -115,7 +115,7 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 	opt(a, "-initrd", "%s", o->initrd);
 	opt(a, "-append", "%s", cmdline);
 	opt(a, "-drive", "file=%s,if=none,id=d0,format=raw", o->disk);
-	opt(a, "-device", "virtio-blk-pci,drive=d0,num-queues=1,disable-legacy=on%s", cfg->qemu_vectors);
+	opt(a, "-device", "virtio-blk-pci,drive=d0,disable-legacy=on%s", cfg->qemu_vectors);
 	opt(a, "-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no", o->tap);
 	opt(a, "-device", "virtio-net-pci,netdev=n0,disable-legacy=on,romfile=%s", cfg->qemu_vectors);
 }

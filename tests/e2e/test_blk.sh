@@ -66,6 +66,19 @@ else
 	fail "read-only disk (status=$status, unchanged=$([ "$before" = "$after" ] && echo yes || echo no))"
 fi
 
+# Without queues=, a disk has one request queue per vCPU (as QEMU's); queues= still decides.
+rm -f "$img"; truncate -s 8M "$img"
+run run --kernel "$PROBE" --cpus 2 --cmdline "blk=randread blkkb=64 blkops=16" --disk "path=$img"
+q_auto=$(grep -oE 'probe: blk 00:01.0 capacity=[0-9]+ ro=0 queues=[0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+st_auto=$status
+run run --kernel "$PROBE" --cpus 2 --cmdline "blk=randread blkkb=64 blkops=16" --disk "path=$img,queues=1"
+q_one=$(grep -oE 'probe: blk 00:01.0 capacity=[0-9]+ ro=0 queues=[0-9]+' <<<"$out" | grep -oE '[0-9]+$')
+if [ "$st_auto" = 0 ] && [ "$status" = 0 ] && [ "$q_auto" = 2 ] && [ "$q_one" = 1 ]; then
+	pass "2 vCPUs: a disk gets 2 request queues by default, 1 with queues=1"
+else
+	fail "default queues per vCPU (status $st_auto/$status, queues ${q_auto:-?}/${q_one:-?})"
+fi
+
 # Multiqueue: one MSI-X vector per queue, all of them used.
 rm -f "$img"; truncate -s 8M "$img"
 run run --kernel "$PROBE" --cmdline "blk=randread blkkb=1024 blkops=256 qd=16" \

@@ -183,8 +183,8 @@ start_vmm() {
 			-nodefaults -no-user-config -display none -serial "file:$d/serial.log" ${noreboot:+-no-reboot} \
 			-monitor "pipe:$WORK/mon" \
 			-kernel "$KERNEL" -initrd "$INITRD" -append "$cmdline" \
-			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0,num-queues=1 \
-			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1,num-queues=1 \
+			-drive "file=$vda,if=none,id=d0,format=raw,discard=unmap" -device virtio-blk-pci,drive=d0 \
+			-drive "file=$vdb,if=none,id=d1,format=raw,readonly=on" -device virtio-blk-pci,drive=d1 \
 			-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,host_mtu=$BIGMTU,romfile=" \
 			-device virtio-serial-pci,max_ports=1,vectors=5 -chardev "file,id=c0,path=$d/hvc.out" \
