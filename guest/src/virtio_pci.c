@@ -153,13 +153,25 @@ void virtio_pci_reset(const struct virtio_pci *vp)
         ;
 }
 
-static uint64_t kicks;
+static uint64_t kicks, kicks_skipped;
 
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq)
 {
     (void)vp;
+    /* The device may be polling the ring (used.flags NO_NOTIFY): then no kick is due. The
+     * fence orders the avail.idx store before the flags load (virtio 1.x 2.7.7.2). */
+    __asm__ volatile("mfence" ::: "memory");
+    if (*(volatile uint16_t *)&vq->mem->used.flags & VIRTQ_USED_F_NO_NOTIFY) {
+        kicks_skipped++;
+        return;
+    }
     kicks++;
     mmio_write16(vq->notify_addr, vq->index);
+}
+
+uint64_t virtio_pci_kicks_skipped(void)
+{
+    return kicks_skipped;
 }
 
 uint64_t virtio_pci_kicks(void)

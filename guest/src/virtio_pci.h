@@ -99,11 +99,13 @@ int virtio_pci_setup(struct virtio_pci *vp, uint64_t features, unsigned int nvqs
 int virtio_pci_start(struct virtio_pci *vp, struct pci_dev *d, uint64_t features,
                      unsigned int nvqs, enum virtio_irq_mode want);
 
-/* Notify the device that queue vq has new available buffers. */
+/* Notify the device that queue vq has new available buffers, unless the device said it needs no
+ * kick (used.flags NO_NOTIFY: it is polling the ring). */
 void virtio_pci_kick(const struct virtio_pci *vp, const struct virtq *vq);
 
-/* Notify writes (virtio_pci_kick calls) of every device so far. */
+/* Notify writes of every device so far, and kicks left out because of NO_NOTIFY. */
 uint64_t virtio_pci_kicks(void);
+uint64_t virtio_pci_kicks_skipped(void);
 
 /* The device_status register (e.g. VIRTIO_STATUS_NEEDS_RESET). */
 uint8_t virtio_pci_status(const struct virtio_pci *vp);

@@ -10,6 +10,7 @@
 #define VIRTQ_DESC_F_NEXT   1
 #define VIRTQ_DESC_F_WRITE  2   /* device writes the buffer */
 #define VIRTQ_DESC_F_INDIRECT 4 /* the buffer is a table of descriptors (VIRTIO_F_INDIRECT_DESC) */
+#define VIRTQ_USED_F_NO_NOTIFY 1 /* used.flags: the device needs no kick (it polls) */
 #define VIRTIO_F_INDIRECT_DESC (1ull << 28)
 #define VIRTIO_F_EVENT_IDX  (1ull << 29)
 

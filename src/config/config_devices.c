@@ -41,6 +41,7 @@ static const struct dev_key dev_keys[] = {
 	{ "irq", K_IRQ, CONFIG_STRING, T_ALL },
 	{ "vectors", K_VECTORS, CONFIG_UINT, T_ALL },
 	{ "irqpath", K_IRQPATH, CONFIG_STRING, T_ALL },
+	{ "poll", K_POLL, CONFIG_UINT, T_ALL },
 	{ "bps", K_BPS, CONFIG_SIZE, T_RNG | T_BLK | T_NET },
 	{ "ops", K_OPS, CONFIG_UINT, T_RNG | T_BLK | T_NET },
 };
@@ -187,6 +188,10 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 	case K_IRQPATH:
 		return cdev_enum(p, irq_path_parse(val, &d->irq.path), CONFIG_E_IRQPATH, "irqpath",
 				 val, "irqfd or signal-msi", e);
+	case K_POLL:
+		ret = cdev_uint(p, k, val, 0, VIRTIO_PCI_POLL_MAX_US, "0 to 1000 us", &v, e);
+		d->irq.poll_us = (uint32_t)v;
+		return ret;
 	case K_BPS:
 		if (parse_size(val, &v) || v == 0)
 			return cdev_err(p, false, e, "bad bps '%.100s': use bytes per second such as 50M",

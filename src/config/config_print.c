@@ -37,6 +37,7 @@ static void put_irq(struct printer *pr, json_t *o, const struct virtio_pci_confi
 	put(pr, o, "irq", json_string(config_enum_name(CONFIG_E_IRQ, irq->mode)));
 	put(pr, o, "vectors", irq->vectors >= 0 ? json_integer(irq->vectors) : json_null());
 	put(pr, o, "irqpath", json_string(config_enum_name(CONFIG_E_IRQPATH, irq->path)));
+	put(pr, o, "poll", uint_or_null(irq->poll_us));
 }
 
 static void put_limit(struct printer *pr, json_t *o, const struct rate_limit_opts *l)

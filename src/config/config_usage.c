@@ -26,6 +26,8 @@ static const char usage_text[] =
 	"                     vectors=N (MSI-X table size; 0: no MSI-X, so irq=intx or msi;\n"
 	"                     vectors=0 without irq= means irq=intx),\n"
 	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM),\n"
+	"                     poll=US (after a queue's work, watch its ring up to US\n"
+	"                     microseconds, 0-1000, kicks off meanwhile; adaptive),\n"
 	"                     latency=US (complete one buffer every US with a TSC stamp),\n"
 	"                     source=drbg|getrandom (OpenSSL's DRBG seeded by the kernel,\n"
 	"                     the default, or the kernel's getrandom for every byte),\n"

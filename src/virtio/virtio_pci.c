@@ -138,8 +138,10 @@ void virtio_pci_kick(struct virtio_pci *t, uint16_t q)
 {
 	pthread_mutex_lock(&t->lock);
 	t->stats.kicks++;
-	if (virtio_pci_queue(t, q) && t->ops->queue_notify)
+	if (virtio_pci_queue(t, q) && t->ops->queue_notify) {
 		t->ops->queue_notify(t->opaque, q);
+		vpci_poll_after_kick(t, q);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -368,6 +370,7 @@ static int setup_queues(struct virtio_pci *t, struct error *err)
 		if (vq->kick_fd < 0)
 			return error_set(err, -errno, "%s: eventfd: %s", t->info.name, strerror(errno));
 		vq->kick_handler = (struct evloop_handler){ on_kick, vq };
+		vpci_poll_init(t, q);
 		if (t->loop) {
 			int ret = evloop_add(t->loop, vq->kick_fd, EPOLLIN, &vq->kick_handler);
 			if (ret)
@@ -392,6 +395,11 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 		return error_set(err, -EINVAL, "%s: bad device description", info->name);
 	if (pthread_mutex_init(&t->lock, NULL))
 		return error_set(err, -ENOMEM, "%s: mutex", info->name);
+	if (cfg->poll_us > VIRTIO_PCI_POLL_MAX_US) {
+		pthread_mutex_destroy(&t->lock);
+		return error_set(err, -EINVAL, "%s: poll=%u us, at most %u", info->name, cfg->poll_us,
+				 VIRTIO_PCI_POLL_MAX_US);
+	}
 	t->info = *info;
 	t->ops = ops;
 	t->opaque = opaque;
@@ -444,6 +452,7 @@ int virtio_pci_attach_intx(struct virtio_pci *t, uint32_t gsi)
 
 void virtio_pci_destroy(struct virtio_pci *t)
 {
+	vpci_poll_destroy(t);
 	pci_func_destroy(&t->func);
 	for (uint16_t q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++)
 		if (t->queues[q].kick_fd >= 0)

@@ -42,7 +42,11 @@ struct virtio_pci_config {
 	enum irq_mode mode;
 	int vectors;              /* MSI-X table size; -1: derive from mode; 0: no MSI-X */
 	enum irq_path path;       /* MSI/MSI-X delivery: irqfd (default) or KVM_SIGNAL_MSI */
+	uint32_t poll_us;         /* poll=: busy-poll a queue's avail ring up to this long after
+				   * its work, notifications off meanwhile (0: never) */
 };
+
+#define VIRTIO_PCI_POLL_MAX_US 1000 /* poll= at most: the I/O thread spins this long at most */
 
 struct virtio_pci;
 
@@ -58,6 +62,11 @@ struct vpci_queue {
 	struct evloop_handler kick_handler;
 	uint64_t pushed_seen;     /* vq.pushed at the last interrupt decision */
 	char name[32];
+	/* poll= (virtio_pci_poll.c): the window adapts between 0 and cfg.poll_us. */
+	struct evloop_poller poller;
+	uint64_t poll_ns;         /* the current window (0: wait for kicks) */
+	uint64_t last_work_ns;    /* when the queue's work last ended (kick or poll) */
+	bool poll_hit;            /* the armed window found work */
 };
 
 /* Interrupts raised, by path, for --stats. */
@@ -72,6 +81,8 @@ struct vpci_irq_stats {
 	uint64_t resumes;         /* handler stopped on its budget and rescheduled itself */
 	uint64_t cfg_window;      /* BAR accesses through the PCI_CFG capability */
 	uint64_t cfg_window_refused; /* ... refused (bad BAR, length, offset) */
+	uint64_t poll_hits;       /* polls of an avail ring that found work (no kick needed) */
+	uint64_t poll_windows;    /* polling windows that ended without work (kicks back on) */
 };
 
 struct virtio_pci {

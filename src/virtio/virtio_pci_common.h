@@ -45,6 +45,17 @@ int vpci_cfg_cap_add(struct virtio_pci *t);
  * out-of-range offset is refused with a log line (a read then sees zeros). */
 void vpci_cfg_cap_access(void *opaque, bool write);
 
+/* poll= (virtio_pci_poll.c). vpci_poll_init prepares queue q's poller (at creation). After the
+ * device handled a kick of queue q (lock held, on whichever thread): on the loop's thread with
+ * poll= set and a window left, turns the queue's notifications off and arms its poller, which
+ * then handles new chains without kicks until a window passes without any (notifications back
+ * on, the ring looked at once more). The window doubles (up to poll=) when a kick comes soon
+ * after polling stopped and halves when a whole window found nothing. */
+void vpci_poll_init(struct virtio_pci *t, uint16_t q);
+void vpci_poll_after_kick(struct virtio_pci *t, uint16_t q);
+/* Before the transport goes away (loop thread, or the loop no longer runs). */
+void vpci_poll_destroy(struct virtio_pci *t);
+
 /* Features the transport offers on top of the device's. */
 uint64_t vpci_offered_features(const struct virtio_pci *t);
 

@@ -255,7 +255,7 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 		return -EIO;
 	/* Acquire: the ring entry and descriptors are read after the index. */
 	uint16_t avail = load16_acquire(q->avail_host + AVAIL_IDX);
-	if (avail == q->last_avail && q->event_idx) {
+	if (avail == q->last_avail && q->event_idx && !q->notify_off) {
 		/* Ask for a kick at the next chain, then look once more: a chain
 		 * the driver added before it saw this avail_event sends no kick. */
 		store16_relaxed(avail_event_ptr(q), q->last_avail);
@@ -280,7 +280,7 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 	q->popped++;
 	/* With event_idx the driver kicks when it passes avail_event: keep it
 	 * at the next chain we will look at (as the spec's device side does). */
-	if (q->event_idx)
+	if (q->event_idx && !q->notify_off)
 		store16_relaxed(avail_event_ptr(q), q->last_avail);
 	return 1;
 }
@@ -345,6 +345,7 @@ void virtq_set_notify(struct virtq *q, bool enable)
 {
 	if (q->size == 0)
 		return;
+	q->notify_off = !enable;
 	if (q->event_idx) {
 		/* Kick at the next chain the driver adds, even when chains it
 		 * already added are still unused (a device waiting for more). */

@@ -44,6 +44,7 @@ struct virtq {
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	bool event_idx;
 	bool indirect;                  /* VIRTIO_F_INDIRECT_DESC negotiated (false after init) */
+	bool notify_off;                /* virtq_set_notify(false): the device polls, no kicks wanted */
 	uint16_t last_avail;            /* next avail ring slot to consume */
 	uint16_t used_idx;              /* next used element to fill (shadow of used->idx + unpublished) */
 	uint16_t published_idx;         /* the value last stored to used->idx */
@@ -67,7 +68,8 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, const char *name, u
 
 /* Takes the next available chain. With event_idx it keeps avail_event at
  * last_avail (after each chain, and before reporting an empty ring, followed
- * by a fence and a second look), so the driver always kicks for new work. Returns 1 and fills *c, 0 if none, -EIO if the chain or the avail
+ * by a fence and a second look), so the driver always kicks for new work;
+ * not while notifications are off (virtq_set_notify), when avail_event stays behind. Returns 1 and fills *c, 0 if none, -EIO if the chain or the avail
  * index is malformed (q->broken is set, a rate-limited log line says what; later calls return -EIO).
  * Every buffer in *c lies inside guest RAM. Zero-length descriptors are checked for order but add no
  * buffer. An INDIRECT descriptor may end a direct chain if q->indirect. On -EIO *c is unspecified and nothing is
@@ -92,7 +94,8 @@ bool virtq_should_notify(struct virtq *q);
 
 /* Enables or disables driver->device notifications (used->flags VIRTQ_USED_F_NO_NOTIFY, or with event_idx writes avail_event = the current avail index, so the next chain added kicks even while earlier ones wait unused).
  * Enabling ends with a full fence; the caller must then check virtq_has_work once more before
- * sleeping, or a chain added just before the enable is never seen. With event_idx, disabling writes nothing. */
+ * sleeping, or a chain added just before the enable is never seen. With event_idx, disabling writes
+ * nothing: pops stop moving avail_event, which the driver's next chains then pass without a kick. */
 void virtq_set_notify(struct virtq *q, bool enable);
 
 /* True if the avail ring has chains not yet popped (acquire read of avail->idx). False once broken. */

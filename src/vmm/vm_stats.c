@@ -180,6 +180,9 @@ static json_t *device_json(struct virtio_pci *t)
 						 (json_int_t)t->stats.intx_asserts, "resamples",
 						 (json_int_t)t->stats.intx_resamples));
 	json_object_set_new(d, "suppressed", json_integer((json_int_t)t->stats.suppressed));
+	json_object_set_new(d, "poll", json_pack("{s:i,s:I,s:I}", "max_us", (int)t->cfg.poll_us,
+						 "hits", (json_int_t)t->stats.poll_hits, "windows",
+						 (json_int_t)t->stats.poll_windows));
 	return d;
 }
 

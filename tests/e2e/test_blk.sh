@@ -54,6 +54,26 @@ else
 	fail "engine=uring inline writes (status=$status nowait=$nowait stats=$(jq -c '.devices[0] | {engine, inline_writes}' "$TMP/s.json" 2>/dev/null))"
 fi
 
+# poll=: the I/O thread watches the rings after work with kicks off (the probe skips its kick
+# when it sees NO_NOTIFY); a chain added as a window ends must not be lost (the run would hang),
+# and the data must be exact. Hits depend on the guest's speed, so they are reported, not asserted.
+rm -f "$img"; truncate -s 8M "$img"
+run run --kernel "$PROBE" --cmdline "blk=verify,randread blkkb=$KB seed=9 qd=1" \
+	--disk "path=$img,irq=msix,poll=1000" --stats-json "$TMP/s.json"
+windows=$(jq '.devices[0].poll.windows' "$TMP/s.json" 2>/dev/null)
+if [ "$status" = 0 ] && grep -q "probe: blk verify ok bytes=$((KB * 1024))" <<<"$out" &&
+	[ "$(jq '.devices[0].poll.max_us' "$TMP/s.json")" = 1000 ] && [ "${windows:-0}" -ge 1 ]; then
+	pass "poll=1000: verified data, $windows polling windows, $(jq '.devices[0].poll.hits' "$TMP/s.json") chains found by polling, $(jq '.devices[0].kicks' "$TMP/s.json") kicks"
+else
+	fail "poll=1000 (status=$status windows=${windows:-?})"
+fi
+run run --kernel "$PROBE" --disk "path=$img,poll=1001"
+if [ "$status" = 125 ] && grep -q "bad poll '1001': use 0 to 1000 us" <<<"$err"; then
+	pass "poll=1001 is refused, naming the range"
+else
+	fail "poll=1001 refusal (status=$status)"
+fi
+
 # Read-only: the guest's write gets IOERR and the file does not change.
 rm -f "$img"; truncate -s 8M "$img"
 printf 'precious' | dd of="$img" conv=notrunc status=none

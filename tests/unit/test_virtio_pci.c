@@ -48,18 +48,25 @@ struct fx {
 	struct virtio_pci *t;
 	enum irq_mode mode;
 	uint16_t avail_idx;      /* the driver's next avail index */
+	struct evloop loop;      /* fx_new_poll only: the test thread runs it */
+	bool has_loop;
 };
 
-static int fx_new(void **state, enum irq_mode mode)
+static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us)
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	if (!x || !(x->vm = fake_vm_new()) || !(x->rng = calloc(1, sizeof(*x->rng))))
 		return -1;
 	x->mode = mode;
-	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1 };
+	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1, .poll_us = poll_us };
 	struct error err;
+	if (poll_us) {
+		if (evloop_init(&x->loop))
+			return -1;
+		x->has_loop = true;
+	}
 	if (virtio_rng_init(x->rng, 0, VIRTIO_RNG_GETRANDOM, &cfg, &x->vm->mem, -1,
-			    &x->vm->routes, NULL, &x->vm->mmio,
+			    &x->vm->routes, x->has_loop ? &x->loop : NULL, &x->vm->mmio,
 			    fake_window(), &err)) {
 		print_error("virtio_rng_init: %s\n", err.msg);
 		return -1;
@@ -71,6 +78,8 @@ static int fx_new(void **state, enum irq_mode mode)
 	return 0;
 }
 
+static int fx_new(void **state, enum irq_mode mode) { return fx_init(state, mode, 0); }
+static int setup_poll(void **state) { return fx_init(state, IRQ_MODE_MSIX, 1000); }
 static int setup_intx(void **state) { return fx_new(state, IRQ_MODE_INTX); }
 static int setup_msix(void **state) { return fx_new(state, IRQ_MODE_MSIX); }
 static int setup_msi(void **state) { return fx_new(state, IRQ_MODE_MSI); }
@@ -80,6 +89,8 @@ static int teardown(void **state)
 	struct fx *x = *state;
 	virtio_rng_destroy(x->rng);
 	free(x->rng);
+	if (x->has_loop)
+		evloop_destroy(&x->loop);
 	fake_vm_free(x->vm);
 	free(x);
 	return 0;
@@ -932,6 +943,59 @@ static void test_rng_request_msix(void **state)
 	assert_int_equal(x->t->stats.intx_asserts, 0);
 }
 
+/* poll=: after a kick the queue's notifications are off (used.flags NO_NOTIFY) and the loop's
+ * poller takes the next chain without a kick; a window without work turns kicks back on. */
+static void test_poll_takes_chains_without_kicks(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0); /* this thread runs the loop */
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	struct vpci_queue *q = &x->t->queues[0];
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_one_used(x, 1, 0, BUF_LEN);
+	assert_true(q->poller.armed);
+	assert_int_equal(ram_r16(x, USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, VIRTQ_USED_F_NO_NOTIFY);
+	post_rng_buffer(x);                               /* the driver sees NO_NOTIFY: no kick */
+	assert_true(evloop_run_once(&x->loop, 0) >= 1);
+	assert_one_used(x, 2, 0, BUF_LEN);
+	assert_true(buffer_filled(x));
+	assert_int_equal(x->t->stats.poll_hits, 1);
+	assert_int_equal(x->t->stats.kicks, 1);
+	assert_int_equal(msix_fired(x, 1), 2);            /* each completion still interrupts */
+	for (int i = 0; i < 1000 && q->poller.armed; i++) /* 1 ms window, 50 us slices */
+		evloop_run_once(&x->loop, 0);
+	assert_false(q->poller.armed);
+	assert_int_equal(ram_r16(x, USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, 0);
+	assert_int_equal(x->t->stats.poll_windows, 1);
+	assert_int_equal(q->poll_ns, 1000000);            /* the window found work: kept */
+}
+
+/* A window that finds nothing halves the next; a kick from another thread (a vCPU's MMIO
+ * notify) never arms the loop's poller. */
+static void test_poll_window_shrinks_when_idle(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	struct vpci_queue *q = &x->t->queues[0];
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	for (int i = 0; i < 1000 && q->poller.armed; i++)
+		evloop_run_once(&x->loop, 0);
+	assert_false(q->poller.armed);
+	assert_int_equal(x->t->stats.poll_hits, 0);
+	assert_int_equal(q->poll_ns, 500000);
+	x->loop.owner = (pthread_t)0;                     /* as if another thread ran the loop */
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_one_used(x, 2, 0, BUF_LEN);
+	assert_false(q->poller.armed);
+	assert_int_equal(ram_r16(x, USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, 0);
+}
+
 static void test_rng_request_msix_masked_vector_pends(void **state)
 {
 	struct fx *x = *state;
@@ -1409,6 +1473,8 @@ int main(void)
 		TI(test_intx_line_stays_raised_until_eoi),
 		TI(test_kick_without_new_buffers_raises_nothing),
 		TX(test_rng_request_msix),
+		cmocka_unit_test_setup_teardown(test_poll_takes_chains_without_kicks, setup_poll, teardown),
+		cmocka_unit_test_setup_teardown(test_poll_window_shrinks_when_idle, setup_poll, teardown),
 		TX(test_rng_request_msix_masked_vector_pends),
 		TX(test_rng_request_msix_no_vector_sends_nothing),
 		TX(test_msix_mode_with_msix_disabled_uses_intx),

@@ -641,6 +641,30 @@ static void test_pop_keeps_avail_event_current(void **state)
 	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 2);
 }
 
+/* A polling device (notifications off) leaves avail_event behind, so an EVENT_IDX driver's next
+ * chains send no kick; turning notifications on asks for the next chain again. */
+static void test_pop_leaves_avail_event_while_notify_off(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 8, true);
+	put_desc(f, DESC_GPA, 0, DATA_GPA, 4, 0, 0);
+	publish(f, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 1);
+	virtq_set_notify(&f->q, false);
+	publish(f, 0);
+	publish(f, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 0);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 1); /* behind: the driver passed it, no kick */
+	virtq_set_notify(&f->q, true);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 3);
+	publish(f, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(rd16(f, AVAIL_EVENT_GPA(8)), 4);
+}
+
 /* A device that leaves posted chains unused (waiting for more, as net RX does
  * for a large frame) must still get a kick for the next chain. */
 static void test_set_notify_asks_for_the_next_chain(void **state)
@@ -1032,6 +1056,7 @@ int main(void)
 		T(test_set_notify_writes_used_flags),
 		T(test_set_notify_writes_avail_event),
 		T(test_pop_keeps_avail_event_current),
+		T(test_pop_leaves_avail_event_while_notify_off),
 		T(test_set_notify_asks_for_the_next_chain),
 		T(test_unpop_returns_the_same_chain_again),
 		T(test_has_work),
