@@ -42,7 +42,7 @@ static void qemu_column(char *buf, size_t len, const struct lab_options *o,
 static void print_vmm_table(FILE *out, const struct lab_options *o,
 			    struct lab_cell (*cells)[2][LAB_MAX_MODES], const char *key)
 {
-	fprintf(out, "  %-21s %-12s %-24s %-24s %s\n", "experiment", "mode", "msivm", "QEMU",
+	fprintf(out, "  %-25s %-12s %-24s %-24s %s\n", "experiment", "mode", "msivm", "QEMU",
 		"msivm/QEMU");
 	for (unsigned e = 0; e < o->nexps; e++) {
 		const struct lab_experiment *x = o->exps[e];
@@ -56,7 +56,7 @@ static void print_vmm_table(FILE *out, const struct lab_options *o,
 			const struct lab_cell *c = &cells[e][LAB_MSIVM][m], *q = &cells[e][LAB_QEMU][m];
 			const char *mode = irq_mode_name((enum irq_mode)m);
 			if (c->skipped) {
-				fprintf(out, "  %-21s %-12s skipped: %s\n", x->name, mode, c->skip_reason);
+				fprintf(out, "  %-25s %-12s skipped: %s\n", x->name, mode, c->skip_reason);
 				continue;
 			}
 			char mv[48], qv[48], ratio[48] = "-", note[120] = "";
@@ -69,7 +69,7 @@ static void print_vmm_table(FILE *out, const struct lab_options *o,
 				fmt_range(ratio, sizeof(ratio), "x", lab_paired_ratio(c, q, (unsigned)k));
 			if (qwhy)
 				snprintf(note, sizeof(note), "  (QEMU: %s)", qwhy);
-			fprintf(out, "  %-21s %-12s %-24s %-24s %s%s\n", x->name, mode, mv, qv, ratio, note);
+			fprintf(out, "  %-25s %-12s %-24s %-24s %s%s\n", x->name, mode, mv, qv, ratio, note);
 		}
 	}
 }
