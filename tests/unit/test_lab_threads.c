@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lab/lab_threads.h"
@@ -179,7 +180,13 @@ static void test_unreadable(void **state)
 	struct lab_cpu_snap *s = malloc(sizeof(*s));
 	assert_true(lab_cpu_snap_read(DATA "nonexistent", s) < 0);
 	assert_false(s->ok);
-	/* this process: one thread, the test's own, a VMM-kind thread */
+	/* this process: one thread, the test's own, a VMM-kind thread. The kernel adds a running
+	 * task's time to schedstat only at a tick, a switch or a read of its CPU clock: run 1 ms
+	 * of CPU first (reading the clock each time), or a fresh process can still show 0. */
+	struct timespec ts;
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	while (ts.tv_sec == 0 && ts.tv_nsec < 1000000);
 	assert_int_equal(lab_cpu_snap_take(getpid(), s), 0);
 	assert_true(s->ok);
 	assert_int_equal(s->n, 1);
