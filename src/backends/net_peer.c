@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backends/net_peer.h"
+#include "util/clock.h"
 
 /*
  * One queue. Frames the peer produces (answers, source frames) wait in a
@@ -47,13 +48,6 @@ struct peer {
 	uint64_t stats[PS_N];
 	uint8_t in[NET_PEER_FRAME_MAX];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The free slot at the tail (allocated on its first use), or NULL when the ring is full or,
  * out of host memory, the slot cannot be made: the frame is then dropped and counted. */
@@ -142,7 +136,7 @@ static void peer_aux(struct net_backend *b)
 	uint64_t ticks;
 	if (read(b->aux_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
-	uint64_t now = now_ns(), elapsed = now - p->start_ns;
+	uint64_t now = clock_now_ns(), elapsed = now - p->start_ns;
 	/* rate <= 1e7 and elapsed < 2^64 / 1e7 ns (58 years): no overflow. */
 	uint64_t due = (uint64_t)((unsigned __int128)elapsed * p->rate / 1000000000u);
 	for (; p->due_done < due; p->due_done++) {
@@ -229,7 +223,7 @@ int net_peer_open(struct net_backend *b, const struct net_open_cfg *cfg, struct 
 		};
 		if (b->aux_fd < 0 || timerfd_settime(b->aux_fd, 0, &its, NULL))
 			return error_set(err, -errno, "peer: timerfd: %s", strerror(errno));
-		p->start_ns = now_ns();
+		p->start_ns = clock_now_ns();
 		snprintf(b->desc, sizeof(b->desc), "peer source, %u frames/s of %u bytes", p->rate,
 			 p->size);
 	} else {

@@ -9,13 +9,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 static void on_timer(void *opaque, uint32_t events)
 {
@@ -33,7 +27,7 @@ int rate_limiter_init(struct rate_limiter *rl, const struct rate_limit_opts *o,
 {
 	memset(rl, 0, sizeof(*rl));
 	rl->timer_fd = -1;
-	uint64_t t = now_ns();
+	uint64_t t = clock_now_ns();
 	tb_init(&rl->bytes, o->bytes_per_s, 0, t);
 	tb_init(&rl->ops, o->ops_per_s, 0, t);
 	rl->active = o->bytes_per_s || o->ops_per_s;
@@ -71,7 +65,7 @@ bool rate_limiter_admit(struct rate_limiter *rl, uint64_t bytes)
 		return true;
 	if (rl->waiting)
 		return false; /* the timer will resume the device */
-	uint64_t t = now_ns();
+	uint64_t t = clock_now_ns();
 	uint64_t wait = tb_wait_ns(&rl->bytes, bytes, t);
 	uint64_t w_ops = tb_wait_ns(&rl->ops, 1, t);
 	if (w_ops > wait)

@@ -393,13 +393,11 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 	if (info->nqueues == 0 || info->nqueues > VIRTIO_PCI_MAX_QUEUES || info->queue_max == 0 ||
 	    (info->queue_max & (info->queue_max - 1)) || info->config_size > VPCI_DEVICE_LEN)
 		return error_set(err, -EINVAL, "%s: bad device description", info->name);
-	if (pthread_mutex_init(&t->lock, NULL))
-		return error_set(err, -ENOMEM, "%s: mutex", info->name);
-	if (cfg->poll_us > VIRTIO_PCI_POLL_MAX_US) {
-		pthread_mutex_destroy(&t->lock);
+	if (cfg->poll_us > VIRTIO_PCI_POLL_MAX_US)
 		return error_set(err, -EINVAL, "%s: poll=%u us, at most %u", info->name, cfg->poll_us,
 				 VIRTIO_PCI_POLL_MAX_US);
-	}
+	if (pthread_mutex_init(&t->lock, NULL))
+		return error_set(err, -ENOMEM, "%s: mutex", info->name);
 	t->info = *info;
 	t->ops = ops;
 	t->opaque = opaque;

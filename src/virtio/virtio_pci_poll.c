@@ -1,16 +1,8 @@
 /* Virtio-pci queue polling (poll=): after a kick the I/O thread watches the avail ring for a bounded, adaptive window with notifications off. */
-#include <time.h>
-
 #include "virtio/virtio_pci_common.h"
+#include "util/clock.h"
 
 #define POLL_MIN_NS 2000ull /* a window that would shrink below this is 0: wait for kicks */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t poll_max_ns(const struct virtio_pci *t)
 {
@@ -40,7 +32,7 @@ static bool on_poll(void *opaque)
 	if (progress) {
 		t->stats.poll_hits++;
 		vq->poll_hit = true;
-		vq->last_work_ns = now_ns();
+		vq->last_work_ns = clock_now_ns();
 	}
 	pthread_mutex_unlock(&t->lock);
 	return progress;
@@ -80,7 +72,7 @@ void vpci_poll_after_kick(struct virtio_pci *t, uint16_t q)
 	uint64_t max = poll_max_ns(t);
 	if (!max || !t->loop || !vring || vq->poller.armed)
 		return;
-	uint64_t now = now_ns();
+	uint64_t now = clock_now_ns();
 	/* A kick soon after the last work: polling would have caught it. */
 	if (vq->poll_ns < max && vq->last_work_ns && now - vq->last_work_ns <= max)
 		vq->poll_ns = vq->poll_ns ? (vq->poll_ns * 2 < max ? vq->poll_ns * 2 : max)

@@ -1,5 +1,6 @@
 /* Event loop: one epoll instance, its dispatch to registered handlers, and bounded busy-polling of armed sources. */
 #include "vmm/evloop.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <sys/epoll.h>
@@ -9,13 +10,6 @@
 #define EVLOOP_BATCH 32
 /* Polling gives the fds a look at least this often (stop requests, completions, timers). */
 #define EVLOOP_POLL_SLICE_NS 50000ull
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int evloop_init(struct evloop *l)
 {
@@ -49,7 +43,7 @@ bool evloop_poll_arm(struct evloop *l, struct evloop_poller *p, uint64_t window_
 	if (!l->owner_known || !pthread_equal(l->owner, pthread_self()))
 		return false;
 	p->window_ns = window_ns;
-	p->deadline_ns = now_ns() + window_ns;
+	p->deadline_ns = clock_now_ns() + window_ns;
 	if (!p->armed) {
 		p->armed = true;
 		p->next = l->pollers;
@@ -73,21 +67,21 @@ void evloop_poll_disarm(struct evloop *l, struct evloop_poller *p)
 /* One slice of busy-polling. Returns how many polls made progress. */
 static int poll_slice(struct evloop *l)
 {
-	uint64_t start = now_ns(), now = start;
+	uint64_t start = clock_now_ns(), now = start;
 	int progress = 0;
 	while (l->pollers && now - start < EVLOOP_POLL_SLICE_NS) {
 		for (struct evloop_poller *p = l->pollers, *next; p; p = next) {
 			next = p->next; /* poll/expire may arm others (at the head) */
 			if (p->poll(p->opaque)) {
 				progress++;
-				p->deadline_ns = now_ns() + p->window_ns;
+				p->deadline_ns = clock_now_ns() + p->window_ns;
 			} else if (now >= p->deadline_ns) {
 				evloop_poll_disarm(l, p);
 				p->expire(p->opaque); /* may arm p again */
 			}
 		}
 		__builtin_ia32_pause();
-		now = now_ns();
+		now = clock_now_ns();
 	}
 	return progress;
 }

@@ -25,6 +25,7 @@
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_control.h"
+#include "util/clock.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
 
@@ -99,13 +100,6 @@ void vm_post_host_event(struct vm *vm, unsigned ev)
 		log_warn("cannot wake the event loop: %s", strerror(errno));
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* SIGINT/SIGTERM: the first presses the guest's power button when the guest
  * listens for it and a grace period is set, and returns the poll timeout
  * (ms) until the hard stop; otherwise (or for a second signal) it stops the
@@ -154,7 +148,7 @@ static void *control_thread(void *arg)
 	for (;;) {
 		int timeout = -1;
 		if (deadline) {
-			uint64_t now = monotonic_ns();
+			uint64_t now = clock_now_ns();
 			timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 		}
 		int n = poll(fds, 2, timeout);
@@ -185,7 +179,7 @@ static void *control_thread(void *arg)
 		int grace = on_stop_signal(vm, si.ssi_signo, pressed_sig != 0);
 		if (grace >= 0) {
 			pressed_sig = si.ssi_signo;
-			deadline = monotonic_ns() + (uint64_t)grace * 1000000;
+			deadline = clock_now_ns() + (uint64_t)grace * 1000000;
 		} else {
 			deadline = 0;
 		}
@@ -425,7 +419,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	vm->host_event_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
-	vm->start_ns = monotonic_ns();
+	vm->start_ns = clock_now_ns();
 
 	int ret;
 	if ((ret = vm_control_init(vm)))
