@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int net_be_kind_parse(const char *s, enum net_be_kind *out)
 {
@@ -13,6 +14,8 @@ int net_be_kind_parse(const char *s, enum net_be_kind *out)
 		*out = NET_BE_PEER;
 	else if (!strcmp(s, "socket"))
 		*out = NET_BE_SOCKET;
+	else if (!strcmp(s, "vhost"))
+		*out = NET_BE_VHOST;
 	else
 		return -EINVAL;
 	return 0;
@@ -39,6 +42,7 @@ struct net_backend *net_backend_alloc(void)
 	for (unsigned q = 0; q < NET_BE_MAX_QUEUES; q++)
 		b->rx_fd[q] = -1;
 	b->aux_fd = -1;
+	b->vhost_fd = -1;
 	return b;
 }
 
@@ -62,6 +66,9 @@ int net_backend_open(struct net_backend **out, const struct net_open_cfg *cfg, s
 	case NET_BE_SOCKET:
 		ret = net_socket_open(b, cfg, err);
 		break;
+	case NET_BE_VHOST:
+		ret = net_vhost_open(b, cfg, err);
+		break;
 	default:
 		ret = error_set(err, -EINVAL, "network backend: unknown kind %d", (int)cfg->kind);
 		break;
@@ -78,6 +85,8 @@ void net_backend_close(struct net_backend *b)
 {
 	if (!b)
 		return;
+	if (b->vhost_fd >= 0)
+		close(b->vhost_fd); /* first: vhost lets go of the tap */
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
 	free(b);

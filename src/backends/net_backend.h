@@ -28,7 +28,12 @@
  * backend neither reads nor writes). The backend never interprets it. */
 #define NET_OFFLOAD_HDR_LEN 12u
 
-enum net_be_kind { NET_BE_TAP, NET_BE_PEER, NET_BE_SOCKET };
+enum net_be_kind {
+	NET_BE_TAP,
+	NET_BE_PEER,
+	NET_BE_SOCKET,
+	NET_BE_VHOST,  /* a tap whose frames the kernel's vhost-net moves (one queue pair) */
+};
 
 /* The built-in peer's behaviour. */
 enum net_peer_mode {
@@ -99,9 +104,11 @@ struct net_backend {
 	uint32_t hdr_len;              /* 0 or NET_OFFLOAD_HDR_LEN */
 	unsigned offloads;             /* NET_OFFLOAD_* the host side can carry (0 without a header) */
 	uint32_t mtu;                  /* the host interface's MTU when opened (tap), 0: none */
+	int vhost_fd;                  /* vhost: /dev/vhost-net, owned by this process; else -1 */
+	uint64_t vhost_features;       /* vhost: VHOST_GET_FEATURES */
 };
 
-/* Parses "tap", "peer" or "socket" / "responder", "sink" or "source".
+/* Parses "tap", "peer", "socket" or "vhost" / "responder", "sink" or "source".
  * Return 0 or -EINVAL. */
 int net_be_kind_parse(const char *s, enum net_be_kind *out);
 int net_peer_mode_parse(const char *s, enum net_peer_mode *out);
@@ -124,5 +131,9 @@ struct net_backend *net_backend_alloc(void);
 int net_tap_open(struct net_backend *b, const struct net_open_cfg *cfg, struct error *err);
 int net_peer_open(struct net_backend *b, const struct net_open_cfg *cfg, struct error *err);
 int net_socket_open(struct net_backend *b, const struct net_open_cfg *cfg, struct error *err);
+/* A tap as net_tap_open opens it (one queue, with the 12-byte offload header), plus
+ * /dev/vhost-net with this process as its owner: the frames never pass through msivm
+ * (devices/virtio_net_vhost.c drives it). */
+int net_vhost_open(struct net_backend *b, const struct net_open_cfg *cfg, struct error *err);
 
 #endif

@@ -24,6 +24,9 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
+/* A backend whose host end is a tap (ifname=, tap=). */
+static bool tap_like(enum net_be_kind k) { return k == NET_BE_TAP || k == NET_BE_VHOST; }
+
 int cdev_set_net(struct config_dev *p, const struct dev_key *k, const char *val,
 		 struct error *e)
 {
@@ -33,14 +36,15 @@ int cdev_set_net(struct config_dev *p, const struct dev_key *k, const char *val,
 	switch (k->id) {
 	case K_BACKEND:
 		ret = cdev_enum(p, net_be_kind_parse(val, &n->be.kind), CONFIG_E_BACKEND, "backend",
-				val, "tap, peer or socket", e);
-		if (!ret && (p->seen & SEEN(K_TAP)) && n->be.kind != NET_BE_TAP)
-			return cdev_err(p, true, e, "tap=NAME means backend=tap");
+				val, "tap, vhost, peer or socket", e);
+		if (!ret && (p->seen & SEEN(K_TAP)) && !tap_like(n->be.kind))
+			return cdev_err(p, true, e, "tap=NAME means backend=tap (or vhost)");
 		return ret;
 	case K_TAP:
-		if ((p->seen & SEEN(K_BACKEND)) && n->be.kind != NET_BE_TAP)
-			return cdev_err(p, true, e, "tap=NAME means backend=tap");
-		n->be.kind = NET_BE_TAP;
+		if ((p->seen & SEEN(K_BACKEND)) && !tap_like(n->be.kind))
+			return cdev_err(p, true, e, "tap=NAME means backend=tap (or vhost)");
+		if (!(p->seen & SEEN(K_BACKEND)))
+			n->be.kind = NET_BE_TAP;
 		p->seen |= SEEN(K_BACKEND) | SEEN(K_IFNAME);
 		/* fall through */
 	case K_IFNAME:
@@ -91,9 +95,16 @@ int cdev_end_net(struct config_dev *p, struct error *e)
 	enum net_be_kind k = n->be.kind;
 	uint32_t s = p->seen;
 	if (!(s & SEEN(K_BACKEND)))
-		return cdev_err(p, true, e, "backend=tap, backend=peer or backend=socket is required");
-	if ((s & SEEN(K_IFNAME)) && k != NET_BE_TAP)
-		return cdev_err(p, true, e, "ifname= is for backend=tap");
+		return cdev_err(p, true, e, "backend=tap, backend=vhost, backend=peer or "
+				"backend=socket is required");
+	if ((s & SEEN(K_IFNAME)) && !tap_like(k))
+		return cdev_err(p, true, e, "ifname= is for backend=tap and backend=vhost");
+	if (k == NET_BE_VHOST && n->queues != 1)
+		return cdev_err(p, true, e, "backend=vhost drives one queue pair: drop queues=");
+	if (k == NET_BE_VHOST &&
+	    (p->d->irq.poll_us || p->d->limit.bytes_per_s || p->d->limit.ops_per_s))
+		return cdev_err(p, true, e, "poll=, bps= and ops= need msivm on the data path; "
+				"backend=vhost leaves it to the kernel");
 	if (!!(s & SEEN(K_PATH)) != (k == NET_BE_SOCKET))
 		return cdev_err(p, true, e, (s & SEEN(K_PATH)) ? "path= is for backend=socket"
 				: "backend=socket needs path=P");
@@ -105,6 +116,6 @@ int cdev_end_net(struct config_dev *p, struct error *e)
 	uint32_t mtu = n->mtu ? n->mtu : VIRTIO_NET_MTU_DEFAULT;
 	if (n->be.peer_mode == NET_PEER_SOURCE && n->be.size > mtu + 14)
 		return cdev_err(p, true, e, "size= is larger than the MTU allows (mtu + 14 bytes)");
-	n->be.nqueues = k == NET_BE_TAP ? n->queues : 1;
+	n->be.nqueues = tap_like(k) ? n->queues : 1;
 	return 0;
 }

@@ -50,7 +50,7 @@ static void put_net(struct printer *pr, json_t *o, const struct virtio_net_opts 
 {
 	const struct net_open_cfg *be = &n->be;
 	put(pr, o, "backend", json_string(config_enum_name(CONFIG_E_BACKEND, be->kind)));
-	if (be->kind == NET_BE_TAP)
+	if (be->kind == NET_BE_TAP || be->kind == NET_BE_VHOST)
 		put(pr, o, "ifname", str_or_null(be->ifname));
 	if (be->kind == NET_BE_SOCKET)
 		put(pr, o, "path", json_string(be->path));

@@ -73,15 +73,23 @@ static void net_notify(void *opaque, uint16_t qi)
 				"do not use; ignored", n->name, qi);
 		return;
 	}
-	if (qi % 2 == 0)
+	if (n->vhost)
+		vnet_vhost_kick(n, qi);
+	else if (qi % 2 == 0)
 		vnet_rx_kick(n);
 	else
 		vnet_tx_process(n, qi);
 }
 
+static void net_driver_ok(void *opaque)
+{
+	vnet_vhost_start(opaque);
+}
+
 static void net_reset(void *opaque)
 {
 	struct virtio_net *n = opaque;
+	vnet_vhost_stop(n);
 	vnet_rx_reset(n);
 	n->curr_pairs = 1;
 	memcpy(n->mac, n->mac_default, 6);
@@ -93,6 +101,7 @@ static const struct virtio_dev_ops net_ops = {
 	.config_read = net_config_read,
 	.config_write = net_config_write,
 	.queue_notify = net_notify,
+	.driver_ok = net_driver_ok,
 	.reset = net_reset,
 };
 
@@ -118,6 +127,8 @@ static void on_aux(void *opaque, uint32_t events)
 
 void virtio_net_poll(struct virtio_net *n)
 {
+	if (n->vhost)
+		return;
 	pthread_mutex_lock(&n->pci.lock);
 	if (n->be->aux_fd >= 0 && n->be->ops->aux)
 		n->be->ops->aux(n->be);
@@ -132,9 +143,14 @@ void virtio_net_poll(struct virtio_net *n)
 static uint64_t offered_features(const struct virtio_net *n)
 {
 	uint64_t f = bit(VIRTIO_NET_F_MAC) | bit(VIRTIO_NET_F_MTU) | bit(VIRTIO_NET_F_STATUS) |
-		     bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_VQ) |
-		     bit(VIRTIO_NET_F_CTRL_RX) | bit(VIRTIO_NET_F_CTRL_MAC_ADDR);
-	if (n->max_pairs > 1)
+		     bit(VIRTIO_NET_F_CTRL_VQ) | bit(VIRTIO_NET_F_CTRL_MAC_ADDR);
+	bool vhost = n->be->vhost_fd >= 0;
+	/* vhost-net has no receive filter (CTRL_RX) and runs one queue pair. */
+	if (!vhost)
+		f |= bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_RX);
+	else if (vnet_vhost_offers_mrg(n->be))
+		f |= bit(VIRTIO_NET_F_MRG_RXBUF);
+	if (n->max_pairs > 1 && !vhost)
 		f |= bit(VIRTIO_NET_F_MQ);
 	unsigned off = n->be->hdr_len ? n->be->offloads : 0;
 	if (off & NET_OFFLOAD_CSUM) {
@@ -159,6 +175,9 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 	memset(n, 0, sizeof(*n));
 	n->be = be;
 	snprintf(n->name, sizeof(n->name), "net%u", index);
+	if (be->vhost_fd >= 0 && o->queues != 1)
+		return error_set(err, -EINVAL, "%s: backend=vhost drives one queue pair, not %u",
+				 n->name, o->queues);
 	if (o->queues < 1 || o->queues > VIRTIO_NET_MAX_PAIRS)
 		return error_set(err, -EINVAL, "%s: %u queue pairs, want 1 to %u", n->name, o->queues,
 				 VIRTIO_NET_MAX_PAIRS);
@@ -211,6 +230,8 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 				  window, err);
 	if (ret)
 		return ret;
+	if (be->vhost_fd >= 0 && (ret = vnet_vhost_init(n, mem, err)))
+		return ret;
 	if (loop && be->aux_fd >= 0 && be->ops->aux) {
 		n->aux_handler = (struct evloop_handler){ on_aux, n };
 		ret = evloop_add(loop, be->aux_fd, EPOLLIN, &n->aux_handler);
@@ -249,6 +270,8 @@ void virtio_net_destroy(struct virtio_net *n)
 {
 	rate_limiter_destroy(&n->limiter);
 	rate_limiter_destroy(&n->rx_limiter);
+	if (n->pci_ready)
+		vnet_vhost_destroy(n);
 	if (n->be) {
 		for (unsigned k = 0; k < n->be->nqueues; k++)
 			vnet_rx_watch(n, &n->bq[k], false);

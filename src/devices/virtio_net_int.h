@@ -43,6 +43,20 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi);
 /* Control queue: runs every available command of queue qi (lock held). */
 void vnet_ctrl_process(struct virtio_net *n, uint16_t qi);
 
+/* backend=vhost (virtio_net_vhost.c). init: checks vhost's features, gives it guest memory,
+ * takes the data queues' kicks out of the event loop and watches our call and error eventfds;
+ * 0 or -errno with a message. start (DRIVER_OK, lock held): hands the enabled data rings,
+ * kicks, interrupts and the tap to vhost; a refusal puts the device into NEEDS_RESET. stop
+ * (reset, lock held): takes them back; vhost no longer touches guest memory afterwards. kick:
+ * passes a kick that arrived as an MMIO exit on to vhost. destroy: stop, close our fds. */
+int vnet_vhost_init(struct virtio_net *n, const struct guest_mem *mem, struct error *err);
+void vnet_vhost_start(struct virtio_net *n);
+void vnet_vhost_stop(struct virtio_net *n);
+void vnet_vhost_kick(struct virtio_net *n, uint16_t qi);
+void vnet_vhost_destroy(struct virtio_net *n);
+/* Can vhost merge receive buffers (so the device may offer MRG_RXBUF)? */
+bool vnet_vhost_offers_mrg(const struct net_backend *be);
+
 /* Receive offloads in force (feature bits): CTRL_GUEST_OFFLOADS' last SET, else the negotiated. */
 uint64_t vnet_guest_offloads(const struct virtio_net *n);
 

@@ -21,12 +21,13 @@
 #define EXIT_USAGE 125
 
 const struct ll_config ll_configs[] = {
-	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true },
-	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true },
-	{ "intx", "INTx (no MSI-X on the device)", "intx", ",vectors=0", "", false },
-	{ "nomsi", "guest without MSI (pci=nomsi), the seeds' comparison", "msix", "", "pci=nomsi", false },
+	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false },
+	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true, false },
+	{ "intx", "INTx (no MSI-X on the device)", "intx", ",vectors=0", "", false, false },
+	{ "nomsi", "guest without MSI (pci=nomsi), the seeds' comparison", "msix", "", "pci=nomsi", false, false },
 	/* Linux's virtio-pci has no plain-MSI path: it tries MSI-X, then INTx. */
-	{ "msi", "plain MSI offered; Linux falls back to INTx", "msi", NULL, "", false },
+	{ "msi", "plain MSI offered; Linux falls back to INTx", "msi", NULL, "", false, false },
+	{ "vhost", "MSI-X, the NIC on vhost-net (both VMMs)", "msix", "", "", true, true },
 };
 const unsigned ll_nconfigs = sizeof(ll_configs) / sizeof(ll_configs[0]);
 
@@ -39,7 +40,8 @@ static const char usage[] =
 	"  --kernel FILE, --initrd FILE  the guest (default: linux/l2/vmlinuz and\n"
 	"                      linux/l2/initramfs.cpio.gz next to msivm, as tests/linux/build.sh l2\n"
 	"                      builds them; the initramfs must hold /lab-init)\n"
-	"  --configs LIST      msix,msix-shared,intx,nomsi,msi (default msix,msix-shared,intx,nomsi)\n"
+	"  --configs LIST      msix,msix-shared,intx,nomsi,msi,vhost (default msix,msix-shared,intx,nomsi;\n"
+	"                      vhost: MSI-X with the NIC on vhost-net, msivm and QEMU alike)\n"
 	"  --runs N            boots per configuration, 1-10 (default 3)\n"
 	"  --io-runs N         of which the first N also run the workloads (default 1; 0: boot only)\n"
 	"  --vs qemu           the same guest, disk and tap under QEMU q35 in the same session\n"
@@ -118,7 +120,7 @@ static int parse_options(int argc, char **argv, struct ll_options *o)
 		case 'I': o->initrd = optarg; break;
 		case 'c':
 			if (parse_configs(optarg, &o->configs))
-				return usage_error("bad configuration list (msix,msix-shared,intx,nomsi,msi)", optarg);
+				return usage_error("bad configuration list (msix,msix-shared,intx,nomsi,msi,vhost)", optarg);
 			break;
 		case 'r': st = uint_opt(optarg, 1, LL_MAX_RUNS, &o->runs, "bad --runs (1-10)"); break;
 		case 'w': st = uint_opt(optarg, 0, LL_MAX_RUNS, &o->io_runs, "bad --io-runs (0-10)"); break;

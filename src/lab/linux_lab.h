@@ -33,6 +33,8 @@ struct ll_config {
 				    * NULL: QEMU has no equivalent (the run is skipped) */
 	const char *guest_extra;   /* appended to the guest's command line, or "" */
 	bool msi_expected;         /* Linux must use MSI-X: an IO-APIC virtio line is flagged */
+	bool vhost;                /* the NIC's data path in the host kernel: msivm backend=vhost,
+				    * QEMU -netdev tap,vhost=on */
 };
 
 extern const struct ll_config ll_configs[];

@@ -80,7 +80,7 @@ static void msivm_args(const struct ll_options *o, const struct ll_config *cfg, 
 	opt(a, "--cpus", "%u", o->cpus);
 	opt(a, "--mem", "%uM", o->mem_mib);
 	opt(a, "--disk", "path=%s,irq=%s", o->disk, cfg->irq);
-	opt(a, "--net", "backend=tap,ifname=%s,irq=%s", o->tap, cfg->irq);
+	opt(a, "--net", "backend=%s,ifname=%s,irq=%s", cfg->vhost ? "vhost" : "tap", o->tap, cfg->irq);
 	opt(a, "--stats-json", "%s", o->stats);
 	if (o->cpuid_hide)
 		opt(a, "--cpuid-hide", "%s", o->cpuid_hide);
@@ -116,7 +116,8 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 	opt(a, "-append", "%s", cmdline);
 	opt(a, "-drive", "file=%s,if=none,id=d0,format=raw", o->disk);
 	opt(a, "-device", "virtio-blk-pci,drive=d0,disable-legacy=on%s", cfg->qemu_vectors);
-	opt(a, "-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no", o->tap);
+	opt(a, "-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no%s", o->tap,
+	    cfg->vhost ? ",vhost=on" : "");
 	opt(a, "-device", "virtio-net-pci,netdev=n0,disable-legacy=on,romfile=%s", cfg->qemu_vectors);
 }
 

@@ -21,6 +21,9 @@ struct virtio_dev_ops {
 	/* The guest kicked queue `q` (I/O thread). Process with
 	 * virtio_pci_queue() and finish with virtio_pci_queue_done(). */
 	void (*queue_notify)(void *opaque, uint16_t q);
+	/* The driver set DRIVER_OK (the queues it enabled are live): before the transport passes
+	 * on buffers made available earlier (queue_notify per live queue). */
+	void (*driver_ok)(void *opaque);
 	/* The driver reset the device: forget in-flight state. */
 	void (*reset)(void *opaque);
 };

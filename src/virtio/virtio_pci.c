@@ -134,6 +134,30 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 		t->stats.suppressed++;
 }
 
+void virtio_pci_queue_signal(struct virtio_pci *t, uint16_t q)
+{
+	if (q < t->info.nqueues)
+		raise_irq(t, t->queues[q].msix_vector, q + 1u, ISR_QUEUE);
+}
+
+int virtio_pci_queue_irqfd(struct virtio_pci *t, uint16_t q)
+{
+	if (q >= t->info.nqueues || t->vm_fd < 0 || !msix_on(t) || t->cfg.path != IRQ_PATH_IRQFD)
+		return -1;
+	uint16_t v = t->queues[q].msix_vector;
+	return v < t->msix.nvec ? t->msix.vecs[v].efd : -1;
+}
+
+int virtio_pci_release_kick(struct virtio_pci *t, uint16_t q)
+{
+	if (q >= t->info.nqueues || t->queues[q].kick_fd < 0)
+		return -1;
+	struct vpci_queue *vq = &t->queues[q];
+	if (t->loop && !vq->kick_released && evloop_del(t->loop, vq->kick_fd) == 0)
+		vq->kick_released = true;
+	return vq->kick_released || !t->loop ? vq->kick_fd : -1;
+}
+
 void virtio_pci_kick(struct virtio_pci *t, uint16_t q)
 {
 	pthread_mutex_lock(&t->lock);

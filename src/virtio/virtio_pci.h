@@ -59,6 +59,7 @@ struct vpci_queue {
 	uint64_t desc, driver, device;
 	struct virtq vq;
 	int kick_fd;              /* ioeventfd on the queue's notify address */
+	bool kick_released;       /* kick_fd left the event loop: another reader (vhost) has it */
 	struct evloop_handler kick_handler;
 	uint64_t pushed_seen;     /* vq.pushed at the last interrupt decision */
 	char name[32];
@@ -162,6 +163,22 @@ void virtio_pci_set_needs_reset(struct virtio_pci *t, const char *why);
  * link status): bumps config_generation and, once the driver is ready, sends the
  * configuration-change notification (ISR bit 1 set first, in every interrupt mode). */
 void virtio_pci_config_changed(struct virtio_pci *t);
+
+/* For device hooks (lock held): raises queue `q`'s interrupt now, whatever the ring says (the
+ * caller, e.g. vhost, has already decided that the driver wants it): its MSI-X vector (pending
+ * while masked), else the ISR bit with MSI or INTx. */
+void virtio_pci_queue_signal(struct virtio_pci *t, uint16_t q);
+
+/* The eventfd that delivers queue `q`'s interrupt through KVM without msivm: its MSI-X vector's
+ * irqfd eventfd, while MSI-X is enabled, the queue has a vector and delivery is by irqfd; -1
+ * otherwise. A write while the vector is masked is delivered when it is unmasked (KVM looks at
+ * the eventfd when the irqfd is assigned again), but not shown in the PBA. Lock held. */
+int virtio_pci_queue_irqfd(struct virtio_pci *t, uint16_t q);
+
+/* Takes queue `q`'s kick eventfd out of the event loop and returns it: from now on another
+ * reader (vhost) consumes the guest's ioeventfd kicks; kicks that arrive as MMIO exits still
+ * reach queue_notify. Returns -1 if there is no such queue or the loop refused. */
+int virtio_pci_release_kick(struct virtio_pci *t, uint16_t q);
 
 /* Handles a guest kick of queue `q` as if it came through the ioeventfd
  * (used by the notify region's MMIO handler and by tests). */

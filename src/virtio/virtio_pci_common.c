@@ -124,8 +124,11 @@ static void status_write(struct virtio_pci *t, uint8_t v)
 	}
 	t->status = (uint8_t)((v & ~VIRTIO_STATUS_NEEDS_RESET) |
 			      (t->status & VIRTIO_STATUS_NEEDS_RESET));
+	bool now_ok = (v & VIRTIO_STATUS_DRIVER_OK) && !(old & VIRTIO_STATUS_DRIVER_OK);
+	if (now_ok && t->ops->driver_ok)
+		t->ops->driver_ok(t->opaque);
 	/* Buffers made available before DRIVER_OK are looked at now. */
-	if ((v & VIRTIO_STATUS_DRIVER_OK) && !(old & VIRTIO_STATUS_DRIVER_OK) && t->ops->queue_notify)
+	if (now_ok && t->ops->queue_notify)
 		for (uint16_t q = 0; q < t->info.nqueues; q++)
 			if (virtio_pci_queue(t, q))
 				t->ops->queue_notify(t->opaque, q);

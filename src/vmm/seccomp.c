@@ -5,6 +5,7 @@
 #include <linux/kvm.h>
 #include <linux/fs.h>
 #include <linux/if_tun.h>
+#include <linux/vhost.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -67,6 +68,10 @@ static const int setup_calls[] = {
 static const unsigned long device_ioctls[] = {
 	KVM_IRQFD, KVM_SET_GSI_ROUTING, KVM_SIGNAL_MSI, KVM_IRQ_LINE, KVM_IOEVENTFD,
 	TUNSETOFFLOAD, BLKDISCARD, BLKZEROOUT,
+	/* backend=vhost: rings handed over at DRIVER_OK (a vCPU's MMIO write), taken back at reset */
+	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_GET_VRING_BASE,
+	VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR,
+	VHOST_NET_SET_BACKEND,
 	TIOCGWINSZ, BLKGETSIZE64, /* host events: a console's terminal size, a disk's new size */
 };
 /* ... and the vCPU thread itself: running, fault reports. */
@@ -82,6 +87,7 @@ static const unsigned long setup_ioctls[] = {
 	KVM_GET_TSC_KHZ, KVM_GET_STATS_FD, KVM_HAS_DEVICE_ATTR, KVM_GET_DEVICE_ATTR,
 	KVM_GET_MSRS, KVM_SET_REGS, KVM_SET_SREGS, KVM_GET_REGS, KVM_GET_SREGS, KVM_RUN,
 	KVM_TRANSLATE, TUNSETIFF, TUNGETIFF, TUNSETVNETHDRSZ, TUNGETFEATURES,
+	VHOST_SET_OWNER, VHOST_GET_FEATURES, VHOST_SET_MEM_TABLE,
 	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET, BLKALIGNOFF, BLKIOMIN, BLKIOOPT, TCGETS, TCSETS,
 	TCSETSW, TCSETSF, TIOCGWINSZ, FIONBIO, FIOCLEX, SIOCGIFMTU,
 };

@@ -33,15 +33,29 @@ net_err() { # NAME OPTS REGEX
 	run run --kernel "$PROBE" --net "$2"
 	expect "$1" 125 '' "$3"
 }
-net_err "--net without backend= is refused" "queues=2" 'backend=tap, backend=peer or backend=socket is required'
-net_err "an unknown backend is refused" "backend=vde" "bad backend 'vde': use tap, peer or socket"
+net_err "--net without backend= is refused" "queues=2" 'backend=tap, backend=vhost, backend=peer or backend=socket is required'
+net_err "an unknown backend is refused" "backend=vde" "bad backend 'vde': use tap, vhost, peer or socket"
 net_err "queues=0 is refused" "backend=peer,queues=0" "bad queues '0': use 1 to 7"
 net_err "queues=8 is refused" "backend=peer,queues=8" "bad queues '8': use 1 to 7"
 net_err "a multicast MAC is refused" "backend=peer,mac=01:00:5e:00:00:01" "bad mac '01:00:5e:00:00:01'"
 net_err "a malformed MAC is refused" "backend=peer,mac=52:54:00:12:34" "bad mac '52:54:00:12:34'"
 net_err "an all-zero MAC is refused" "backend=peer,mac=00:00:00:00:00:00" "bad mac"
 net_err "a bad MTU is refused" "backend=peer,mtu=67" "bad mtu '67': use 68 to 65535"
-net_err "ifname= with the peer is refused" "backend=peer,ifname=tap0" 'ifname= is for backend=tap'
+net_err "ifname= with the peer is refused" "backend=peer,ifname=tap0" 'ifname= is for backend=tap and backend=vhost'
+net_err "backend=vhost with two queue pairs is refused" "backend=vhost,queues=2" \
+	'backend=vhost drives one queue pair: drop queues='
+net_err "backend=vhost with poll= is refused" "backend=vhost,poll=50" \
+	'poll=, bps= and ops= need msivm on the data path; backend=vhost leaves it to the kernel'
+net_err "backend=vhost with bps= is refused" "backend=vhost,bps=10M" \
+	'poll=, bps= and ops= need msivm on the data path'
+net_err "tap= with the socket backend is refused" "tap=x,backend=socket" 'tap=NAME means backend=tap \(or vhost\)'
+# Without the kernel's vhost-net (as on PVM hosts), backend=vhost says so and what to do.
+if [ ! -e /dev/vhost-net ]; then
+	net_err "backend=vhost without /dev/vhost-net is refused" "backend=vhost" \
+		"backend=vhost: cannot open /dev/vhost-net: No such file or directory \\(is the vhost_net module loaded"
+else
+	echo "# skip: backend=vhost without /dev/vhost-net (this host has it; make check-linux runs vhost)"
+fi
 net_err "a long ifname is refused" "backend=tap,ifname=abcdefghijklmnop" "bad ifname 'abcdefghijklmnop'"
 net_err "backend=socket without path= is refused" "backend=socket" 'backend=socket needs path=P'
 net_err "path= with the tap is refused" "backend=tap,path=/tmp/x" 'path= is for backend=socket'

@@ -202,7 +202,8 @@ build_l1() {
 	rm -rf "$root"
 	mkdir -p "$root/lc"
 	busybox_root "$root"
-	for m in irqbypass kvm kvm-amd tun loop virtio_pci virtio_blk; do add_module "$root" "$m"; done
+	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration
+	for m in irqbypass kvm kvm-amd tun vhost_net loop virtio_pci virtio_blk; do add_module "$root" "$m"; done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ip)" /usr/sbin/ip

@@ -3,11 +3,12 @@
 # reference) with the test init of tests/linux/guest-init and checks msivm through Linux's own
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
-#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,qemu] [--mode auto|direct|nested]
+#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu] [--mode auto|direct|nested]
 #                              [--no-build] [--report] [--bootloop N]
 #
 # Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
-# pci=nomsi on the guest command line, ending with a reboot under --no-reboot), qemu (the same
+# pci=nomsi on the guest command line, ending with a reboot under --no-reboot), vhost (msix with
+# the NIC on backend=vhost: vhost-net runs its data path; power button), qemu (the same
 # guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (kvm_intel or
 # kvm_amd loaded, not kvm_pvm) run-checks.sh runs on this host ("direct"); otherwise inside a
 # nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
@@ -69,11 +70,11 @@ if [ -n "$bootloop" ]; then
 	case "$bootloop" in *[!0-9]* | "" | 0) echo "check-linux: --bootloop needs a positive count, not '$bootloop'" >&2; exit 2 ;; esac
 	configs=${configs:-msix,qemu}
 fi
-configs=${configs:-msix,msi,intx,nomsi,qemu}
+configs=${configs:-msix,msi,intx,nomsi,vhost,qemu}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
-	msix | msi | intx | nomsi | qemu) ;;
+	msix | msi | intx | nomsi | vhost | qemu) ;;
 	msixsig | msix1 | msix2g | qemu2g) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
 	*) echo "check-linux: unknown configuration $c" >&2; exit 2 ;;
 	esac

@@ -2,7 +2,7 @@
 # run-checks.sh: the host side of `make check-linux`. Runs inside the nested L1 (busybox sh, started
 # by tests/linux/l1-init) or directly on a host with hardware KVM (started by check-linux.sh).
 #
-#   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi qemu
+#   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi vhost qemu
 #   run-checks.sh --bootloop N CONFIG...   the unexpected-reset experiment (see bootloop below)
 #
 # For each configuration it prepares the disk images, a tap with the host address, an iperf3
@@ -83,7 +83,7 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api=
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api= net=tap
 	case "$1" in
 	# msix also pauses and resumes the running guest through the API socket
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 ;;
@@ -93,6 +93,9 @@ config() {
 	msi) irq=msi expect=intx loopdisk=1 power=button ;;
 	intx) irq=intx expect=intx power=button ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
+	# the NIC's data path in the host kernel (vhost-net on the same tap), otherwise like msix;
+	# ends with the power button like msi
+	vhost) net=vhost power=button ;;
 	# QEMU is the reference for the checks, not for msivm's reset paths: it only powers off
 	# (under nested TCG its reboots hung: once after a triple-fault reset, once after an
 	# ACPI reset, each until the configuration's timeout).
@@ -172,7 +175,7 @@ start_vmm() {
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
 			--mem "$mem" --cpus "$cpus" --serial "$d/serial.log" \
 			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
-			--net "backend=tap,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
+			--net "backend=$net,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
 			${api:+--api-socket "$WORK/api.sock"} \
 			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
@@ -196,7 +199,7 @@ start_vmm() {
 	printf '%s\n' "$*" >"$d/vmm.cmd"
 	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x 'off\|button')
 	tmo=$((TMO + nreboot * TMO / 2))
-	stage "$cfg: boot $vmm (irq=${irq:-qemu-default} expect=$expect power=$power${extra:+ $extra}${noreboot:+ no-reboot}, timeout ${tmo}s)"
+	stage "$cfg: boot $vmm (irq=${irq:-qemu-default}$([ "$vmm" = msivm ] && echo " net=$net") expect=$expect power=$power${extra:+ $extra}${noreboot:+ no-reboot}, timeout ${tmo}s)"
 	t_start=$(up)
 	"$@" </dev/null >"$d/vmm.out" 2>"$d/vmm.err" &
 	vmm_pid=$!
@@ -228,6 +231,22 @@ api_pause_resume() {
 	echo "pause=$p state=${st:-none} grew=$((n2 - n1)) resume=$q"
 }
 
+# The vhost-net worker of the running msivm: prints "vhost-TID (how)" and returns 0 when there is
+# one. The kernel names it after the thread that made msivm the owner (VHOST_SET_OWNER): a thread
+# of msivm itself since Linux 6.4 (vhost_task), a kernel thread before.
+vhost_worker() {
+	local t c
+	for t in /proc/$vmm_pid/task/*; do
+		c=$(cat "$t/comm" 2>/dev/null)
+		case "$c" in vhost-*) echo "$c (a thread of msivm)" && return 0 ;; esac
+	done
+	for t in /proc/[0-9]*/comm; do
+		c=$(cat "$t" 2>/dev/null)
+		case "$c" in vhost-[0-9]*) [ -d "/proc/$vmm_pid/task/${c#vhost-}" ] && echo "$c (a kernel thread)" && return 0 ;; esac
+	done
+	return 1
+}
+
 # Follows the VMM started by start_vmm until it exits or its timeout passes (then stops it);
 # sets rc why t_start t_off t_boot1 t_end. Returns 1 when the VMM survived SIGKILL (an L1 fault).
 wait_vmm() {
@@ -238,7 +257,7 @@ wait_vmm() {
 	pids="$pids $!"
 	tail -f "$d/serial.log" 2>/dev/null >"$WORK/live" &
 	pids="$pids $!"
-	why=exited t_off= t_boot1= t_press= t_note=$(up)
+	why=exited t_off= t_boot1= t_press= t_note=$(up) vworker=
 	while kill -0 "$vmm_pid" 2>/dev/null; do
 		if awk -v a="$(up)" -v b="$t_note" 'BEGIN { exit !(a - b > 60) }'; then
 			t_note=$(up)
@@ -248,6 +267,11 @@ wait_vmm() {
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
 		if [ -n "$api" ] && [ ! -e "$WORK/api.res" ] && grep -q 'lc: CHECK blk.ro-read' "$d/serial.log"; then
 			api_pause_resume >"$WORK/api.res"
+		fi
+		# net=vhost: look for msivm's vhost-net worker while the guest uses its NIC
+		if [ "$net" = vhost ] && [ -z "$vworker" ] && grep -q 'lc: CHECK net' "$d/serial.log" &&
+			! grep -q 'lc: CHECK net.rx-errors' "$d/serial.log"; then
+			vworker=$(vhost_worker)
 		fi
 		if [ -z "$t_press" ] && grep -q 'lc: power [0-9]* button wait' "$d/serial.log"; then
 			t_press=$(up)
@@ -287,6 +311,14 @@ run_config() {
 	rm -rf "$d"
 	mkdir -p "$d" "$WORK"
 	: >"$d/results.txt"
+	if [ "$net" = vhost ] && [ ! -c /dev/vhost-net ]; then
+		modprobe vhost_net 2>/dev/null # a hardware host (direct mode); L1 loaded it in l1-init
+		if [ ! -c /dev/vhost-net ]; then
+			stage "$cfg: FAIL: no /dev/vhost-net on this host (the vhost_net module is not loaded$([ -e /lc/kver ] && echo ': see the "@@ L1: insmod" lines')); $cfg not run"
+			res FAIL net.vhost-worker "no /dev/vhost-net on the VMM's host (vhost_net not loaded): configuration $cfg not run"
+			return 0
+		fi
+	fi
 	stage "$cfg: prepare (disks$([ -n "$loopdisk" ] && [ "$vmm" = msivm ] && echo ', vda on a loop device'), tap $TAP $NET.2/24 mtu $BIGMTU, iperf3 and nc listeners)"
 	prepare_host
 	start_vmm
@@ -333,6 +365,12 @@ run_config() {
 	w=$(tr -d '\r' <"$d/serial.log" | grep -c 'WARNING: CPU')
 	[ -z "$p" ]
 	cond $? guest.no-panic "${p:-no panic, oops or BUG on the L2 console} ($w kernel WARNINGs$([ "$w" = 0 ] || echo ": $(tr -d '\r' <"$d/serial.log" | grep -m1 -B1 'WARNING: CPU' | head -n1 | sed 's/^\[[ 0-9.]*\] //' | cut -c1-70)"))"
+	if [ "$net" = vhost ] && [ "$vmm" = msivm ]; then
+		# ... and msivm itself moved no frame (its --stats line for net0 counts what it moved)
+		relayed=$(grep -o 'net0: vhost-net on [^;]*; tx [0-9]* frames [0-9]* bytes, rx [0-9]* frames' "$d/vmm.out" | sed 's/.*; //')
+		[ -n "$vworker" ] && [ "$relayed" = "tx 0 frames 0 bytes, rx 0 frames" ]
+		cond $? net.vhost-worker "msivm's vhost-net worker while the guest used its NIC: ${vworker:-none seen (no thread of msivm named vhost-TID, nor a kernel thread named after one of its threads)}; frames msivm moved itself: ${relayed:-no net0 vhost-net stats line}"
+	fi
 	if [ -n "$api" ]; then
 		res=$(cat "$WORK/api.res" 2>/dev/null)
 		[ "$res" = "pause=0 state=paused grew=0 resume=0" ] && grep -q 'lc: pass 1 end' "$d/serial.log"
@@ -486,5 +524,5 @@ if [ "${1:-}" = --bootloop ]; then
 	bootloop "$n" "$@"
 	exit 0
 fi
-[ $# -ge 1 ] || set -- msix msi intx nomsi qemu
+[ $# -ge 1 ] || set -- msix msi intx nomsi vhost qemu
 for c in "$@"; do run_config "$c"; done

@@ -17,11 +17,11 @@
 #include "lab/linux_lab.h"
 
 static const struct ll_config cfg_msix = { "msix", "MSI-X, a vector per queue", "msix", "", "",
-					   true };
+					   true, false };
 static const struct ll_config cfg_nomsi = { "nomsi", "guest without MSI (pci=nomsi)", "msix", "",
-					    "pci=nomsi", false };
-static const struct ll_config cfg_intx = { "intx", "INTx", "intx", ",vectors=0", "", false };
-static const struct ll_config cfg_msi = { "msi", "plain MSI offered", "msi", NULL, "", false };
+					    "pci=nomsi", false, false };
+static const struct ll_config cfg_intx = { "intx", "INTx", "intx", ",vectors=0", "", false, false };
+static const struct ll_config cfg_msi = { "msi", "plain MSI offered", "msi", NULL, "", false, false };
 
 /* The figures one hand-made run reports. */
 struct fig {
