@@ -1291,7 +1291,8 @@ static void test_malformed_descriptor_needs_reset(void **state)
 
 struct fake_dev {
 	uint8_t config[8];
-	unsigned reads, writes, resets, notifies;
+	unsigned reads, writes, resets, notifies, driver_oks;
+	unsigned notifies_at_driver_ok; /* notifies seen when driver_ok ran */
 	uint32_t last_off, last_len;
 };
 
@@ -1321,9 +1322,16 @@ static void fd_notify(void *opaque, uint16_t q)
 	((struct fake_dev *)opaque)->notifies++;
 }
 
+static void fd_driver_ok(void *opaque)
+{
+	struct fake_dev *d = opaque;
+	d->driver_oks++;
+	d->notifies_at_driver_ok = d->notifies;
+}
+
 static const struct virtio_dev_ops fd_ops = {
 	.config_read = fd_config_read, .config_write = fd_config_write,
-	.queue_notify = fd_notify, .reset = fd_reset,
+	.queue_notify = fd_notify, .driver_ok = fd_driver_ok, .reset = fd_reset,
 };
 
 static void test_device_config_bounds_with_own_ops(void **state)
@@ -1382,8 +1390,56 @@ static void test_device_config_bounds_with_own_ops(void **state)
 	uint16_t q = 1;
 	ops->write(t, VPCI_NOTIFY_OFF + 4, &q, 2);     /* not ready: no notify */
 	assert_int_equal(d.notifies, 0);
+	assert_int_equal(d.driver_oks, 0);
+	/* DRIVER_OK: the hook runs once, before the live queue is looked at. */
+	vdrv_negotiate(t, 0);
+	vdrv_enable_queue(t, 0, QSIZE, DESC_GPA, AVAIL_GPA, USED_GPA);
+	uint8_t ok = VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+		     VIRTIO_STATUS_DRIVER_OK;
+	ops->write(t, VPCI_STATUS, &ok, 1);
+	assert_int_equal(d.driver_oks, 1);
+	assert_int_equal(d.notifies_at_driver_ok, 0);
+	assert_int_equal(d.notifies, 1);               /* queue 0, the one enabled */
+	ops->write(t, VPCI_STATUS, &ok, 1);            /* written again: not a new DRIVER_OK */
+	assert_int_equal(d.driver_oks, 1);
+	/* A queue's kick eventfd can be handed to another reader; no such queue, no fd. */
+	assert_int_equal(virtio_pci_release_kick(t, 0), t->queues[0].kick_fd);
+	assert_true(t->queues[0].kick_fd >= 0);
+	assert_int_equal(virtio_pci_release_kick(t, 2), -1);
+	/* No VM (vm_fd -1): no irqfd to wire past msivm. */
+	assert_int_equal(virtio_pci_queue_irqfd(t, 0), -1);
 	virtio_pci_destroy(t);
 	free(t);
+}
+
+/* virtio_pci_queue_signal raises the queue's interrupt whatever the used ring says: the masked
+ * vector pends (and is delivered at unmask), INTx sets the ISR's queue bit. */
+static void test_queue_signal_msix_pends_while_masked(void **state)
+{
+	struct fx *x = *state;
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	msix_entry(x, 1, MSI_ADDR, 0x41, true);
+	pthread_mutex_lock(&x->t->lock);
+	virtio_pci_queue_signal(x->t, 0);
+	virtio_pci_queue_signal(x->t, 7);              /* no such queue: nothing */
+	pthread_mutex_unlock(&x->t->lock);
+	assert_int_equal(msix_fired(x, 1), 0);
+	assert_true(x->t->msix.pba == 1u << 1);
+	msix_entry(x, 1, MSI_ADDR, 0x41, false);
+	assert_int_equal(msix_fired(x, 1), 1);
+	assert_int_equal(intx_fired(x), 0);
+}
+
+static void test_queue_signal_intx_sets_isr(void **state)
+{
+	struct fx *x = *state;
+	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, VIRTIO_NO_VECTOR);
+	pthread_mutex_lock(&x->t->lock);
+	virtio_pci_queue_signal(x->t, 0);
+	pthread_mutex_unlock(&x->t->lock);
+	assert_int_equal(intx_fired(x), 1);
+	assert_int_equal(vdrv_bar0_read(x->t, VPCI_ISR_OFF, 1), 1);
 }
 
 static void test_bad_device_descriptions_are_refused(void **state)
@@ -1476,6 +1532,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poll_takes_chains_without_kicks, setup_poll, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_window_shrinks_when_idle, setup_poll, teardown),
 		TX(test_rng_request_msix_masked_vector_pends),
+		TX(test_queue_signal_msix_pends_while_masked),
+		TI(test_queue_signal_intx_sets_isr),
 		TX(test_rng_request_msix_no_vector_sends_nothing),
 		TX(test_msix_mode_with_msix_disabled_uses_intx),
 		TM(test_rng_request_msi),
