@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,11 +128,68 @@ uint64_t lab_proc_cpu_ns(pid_t pid)
 	return (t.utime + t.stime) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
 }
 
+/* Is `comm` "vhost-N" with N the process or one of its threads (already in s)? */
+static bool vhost_of(const char *comm, pid_t pid, const struct lab_cpu_snap *s)
+{
+	if (strncmp(comm, "vhost-", 6) || !comm[6] || strspn(comm + 6, "0123456789") != strlen(comm + 6))
+		return false;
+	int owner = atoi(comm + 6);
+	if (owner == pid)
+		return true;
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->t[i].tid == owner)
+			return true;
+	return false;
+}
+
+int lab_cpu_snap_add_vhost(const char *proc_root, pid_t pid, struct lab_cpu_snap *s)
+{
+	DIR *d = opendir(proc_root);
+	if (!d)
+		return -errno;
+	double tick_ns = 1e9 / (double)sysconf(_SC_CLK_TCK);
+	unsigned own = s->n;
+	int added = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		char path[4352], comm[64];
+		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, de->d_name);
+		if (read_text(path, comm, sizeof(comm)))
+			continue;
+		comm[strcspn(comm, "\n")] = 0;
+		struct lab_cpu_snap own_only = *s;
+		own_only.n = own;
+		if (!vhost_of(comm, pid, &own_only))
+			continue;
+		bool known = false;
+		for (unsigned i = 0; i < s->n && !known; i++)
+			known = s->t[i].tid == atoi(de->d_name);
+		if (known) /* a thread of the process itself (vhost_task, Linux 6.4+) */
+			continue;
+		if (s->n == LAB_MAX_TASKS) {
+			s->truncated = true;
+			break;
+		}
+		if (!read_task(proc_root, de->d_name, tick_ns, &s->t[s->n])) {
+			s->n++;
+			added++;
+		}
+	}
+	closedir(d);
+	qsort(s->t, s->n, sizeof(s->t[0]), cmp_tid);
+	return added;
+}
+
 int lab_cpu_snap_take(pid_t pid, struct lab_cpu_snap *s)
 {
 	char dir[64];
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	return lab_cpu_snap_read(dir, s);
+	int ret = lab_cpu_snap_read(dir, s);
+	if (!ret)
+		(void)lab_cpu_snap_add_vhost("/proc", pid, s);
+	return ret;
 }
 
 static const struct lab_task *find_tid(const struct lab_cpu_snap *s, int tid)

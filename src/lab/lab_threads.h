@@ -16,7 +16,8 @@
  * VMM: every other thread: the VMM's own (msivm's main, msivm-io, msivm-ctl,
  *      msivm-api; QEMU's main loop, call_rcu, worker, IO iothreads) and the
  *      kernel workers doing its I/O in its process (io_uring "iou-wrk-N",
- *      "iou-sqp-N", vhost "vhost-N").
+ *      "iou-sqp-N", vhost "vhost-N"; before Linux 6.4 vhost's worker is a kernel thread
+ *      outside the process, added by lab_cpu_snap_add_vhost).
  */
 enum lab_thread_kind { LAB_THREAD_VMM, LAB_THREAD_VCPU, LAB_THREAD_KVM };
 
@@ -73,7 +74,14 @@ int lab_cpu_snap_read(const char *task_dir, struct lab_cpu_snap *s);
  * resolution) process `pid` has used so far; 0 if unreadable. */
 uint64_t lab_proc_cpu_ns(pid_t pid);
 
-/* lab_cpu_snap_read of /proc/PID/task. */
+/* Adds to s (a snapshot of process `pid`) the kernel threads under proc_root ("/proc") named
+ * "vhost-N" with N the process or one of its threads: vhost's workers before Linux 6.4, which
+ * run the VMM's data path outside its process (from 6.4 they are threads of the process and
+ * already in s). Counted as the VMM's. Returns how many were added, or -errno. */
+int lab_cpu_snap_add_vhost(const char *proc_root, pid_t pid, struct lab_cpu_snap *s);
+
+/* lab_cpu_snap_read of /proc/PID/task, plus the process's vhost workers
+ * (lab_cpu_snap_add_vhost). */
 int lab_cpu_snap_take(pid_t pid, struct lab_cpu_snap *s);
 
 /* The CPU between snapshots a and b of one process, matched by tid; a thread

@@ -174,6 +174,28 @@ static void test_hardware_kvm_guest_time(void **state)
 	assert_double_equal(w.vmm_ns, 11e6, 0);
 }
 
+/* Before Linux 6.4 vhost's worker is a kernel thread "vhost-<owner tid>" outside the process:
+ * counted as the VMM's when its owner is the process or one of its threads, once. */
+static void test_vhost_kernel_threads(void **state)
+{
+	static struct lab_cpu_snap s;
+	assert_int_equal(lab_cpu_snap_read(DATA "vhost-kthread/task", &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(lab_cpu_snap_add_vhost(DATA "vhost-kthread/proc", 100, &s), 2);
+	assert_int_equal(s.n, 4);
+	int tids[4] = { 100, 101, 555, 557 };
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(s.t[i].tid, tids[i]);
+		assert_int_equal(s.t[i].kind, LAB_THREAD_VMM);
+	}
+	assert_true(s.t[2].run_ns == 700000000ull);
+	assert_string_equal(s.t[3].comm, "vhost-101");
+	/* Already there: not added twice; another VMM's worker (vhost-999) never. */
+	assert_int_equal(lab_cpu_snap_add_vhost(DATA "vhost-kthread/proc", 100, &s), 0);
+	assert_int_equal(s.n, 4);
+	assert_true(lab_cpu_snap_add_vhost(DATA "nonexistent", 100, &s) < 0);
+}
+
 static void test_unreadable(void **state)
 {
 	(void)state;
@@ -205,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_msivm_io_uring_worker),
 		cmocka_unit_test(test_qemu),
 		cmocka_unit_test(test_hardware_kvm_guest_time),
+		cmocka_unit_test(test_vhost_kernel_threads),
 		cmocka_unit_test(test_unreadable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
