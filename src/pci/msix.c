@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MSI_ADDR_MASK 0xfff00000u
 #define MSI_ADDR_BASE 0xfee00000u
@@ -149,6 +150,22 @@ enum msix_path msix_signal(struct msix *m, uint16_t vec)
 	return path;
 }
 
+/* Signals another writer of a vector's eventfd (vhost) made while the vector held no irqfd
+ * (masked, lock held): they wait in the eventfd's count, which KVM would deliver when the irqfd
+ * is assigned again. Taken into the pending bits here, so that the PBA shows them; the unmask
+ * replays them like any other pending bit. */
+static void collect_external(struct msix *m)
+{
+	for (uint16_t i = 0; i < m->nvec; i++) {
+		uint64_t n;
+		if (!m->vecs[i].bound && m->vecs[i].efd >= 0 &&
+		    read(m->vecs[i].efd, &n, sizeof(n)) == sizeof(n) && n) {
+			m->pba |= 1ULL << i;
+			m->stats[i].pended++;
+		}
+	}
+}
+
 static void bad_access(struct msix *m, const char *dir, uint64_t off, uint32_t len)
 {
 	m->bad_accesses++;
@@ -174,6 +191,7 @@ static void msix_bar_read(void *opaque, uint64_t off, void *data, uint32_t len)
 		if (len == 8)
 			v |= (uint64_t)words[w + 1] << 32;
 	} else if (in_region(off, len, m->pba_offset, 8)) {
+		collect_external(m);
 		v = m->pba >> (8 * (off - m->pba_offset));
 	} else {
 		bad_access(m, "read", off, len);

@@ -81,7 +81,8 @@ enum msix_path msix_signal(struct msix *m, uint16_t vec);
 
 /* Table (offset 0) and PBA (pba_offset) accesses: 4- or 8-byte, naturally
  * aligned, inside the structures; anything else reads all-ones / is dropped
- * and logged. PBA is read-only. */
+ * and logged. PBA is read-only; reading it first takes signals another writer
+ * (vhost) left in a masked vector's eventfd into its pending bit. */
 extern const struct bus_ops msix_bar_ops;
 
 #endif

@@ -171,8 +171,9 @@ void virtio_pci_queue_signal(struct virtio_pci *t, uint16_t q);
 
 /* The eventfd that delivers queue `q`'s interrupt through KVM without msivm: its MSI-X vector's
  * irqfd eventfd, while MSI-X is enabled, the queue has a vector and delivery is by irqfd; -1
- * otherwise. A write while the vector is masked is delivered when it is unmasked (KVM looks at
- * the eventfd when the irqfd is assigned again), but not shown in the PBA. Lock held. */
+ * otherwise. A write while the vector is masked waits in the eventfd: a PBA read takes it into
+ * the pending bit (pci/msix.c), and the unmask delivers it once (KVM also looks at the eventfd
+ * when the irqfd is assigned again). Lock held. */
 int virtio_pci_queue_irqfd(struct virtio_pci *t, uint16_t q);
 
 /* Takes queue `q`'s kick eventfd out of the event loop and returns it: from now on another
