@@ -8,7 +8,8 @@
 #
 # Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), vhost (msix with
-# the NIC on backend=vhost: vhost-net runs its data path; power button), qemu (the same
+# the NIC on backend=vhost: vhost-net runs its data path; an i8042 reboot, then the power
+# button), qemu (the same
 # guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (kvm_intel or
 # kvm_amd loaded, not kvm_pvm) run-checks.sh runs on this host ("direct"); otherwise inside a
 # nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
