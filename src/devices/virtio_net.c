@@ -148,7 +148,7 @@ static uint64_t offered_features(const struct virtio_net *n)
 	/* vhost-net has no receive filter (CTRL_RX) and runs one queue pair. */
 	if (!vhost)
 		f |= bit(VIRTIO_NET_F_MRG_RXBUF) | bit(VIRTIO_NET_F_CTRL_RX);
-	else if (vnet_vhost_offers_mrg(n->be))
+	else if (n->be->vhost_features & bit(VIRTIO_NET_F_MRG_RXBUF))
 		f |= bit(VIRTIO_NET_F_MRG_RXBUF);
 	if (n->max_pairs > 1 && !vhost)
 		f |= bit(VIRTIO_NET_F_MQ);
@@ -175,9 +175,6 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 	memset(n, 0, sizeof(*n));
 	n->be = be;
 	snprintf(n->name, sizeof(n->name), "net%u", index);
-	if (be->vhost_fd >= 0 && o->queues != 1)
-		return error_set(err, -EINVAL, "%s: backend=vhost drives one queue pair, not %u",
-				 n->name, o->queues);
 	if (o->queues < 1 || o->queues > VIRTIO_NET_MAX_PAIRS)
 		return error_set(err, -EINVAL, "%s: %u queue pairs, want 1 to %u", n->name, o->queues,
 				 VIRTIO_NET_MAX_PAIRS);

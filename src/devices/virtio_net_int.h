@@ -54,8 +54,6 @@ void vnet_vhost_start(struct virtio_net *n);
 void vnet_vhost_stop(struct virtio_net *n);
 void vnet_vhost_kick(struct virtio_net *n, uint16_t qi);
 void vnet_vhost_destroy(struct virtio_net *n);
-/* Can vhost merge receive buffers (so the device may offer MRG_RXBUF)? */
-bool vnet_vhost_offers_mrg(const struct net_backend *be);
 
 /* Receive offloads in force (feature bits): CTRL_GUEST_OFFLOADS' last SET, else the negotiated. */
 uint64_t vnet_guest_offloads(const struct virtio_net *n);

@@ -51,11 +51,6 @@ static void on_err(void *opaque, uint32_t events)
 	pthread_mutex_unlock(&n->pci.lock);
 }
 
-bool vnet_vhost_offers_mrg(const struct net_backend *be)
-{
-	return be->vhost_features & bit(VIRTIO_NET_F_MRG_RXBUF);
-}
-
 /* Tells vhost where guest RAM is: every region, at its guest address and our mapping. */
 static int set_mem_table(struct virtio_net *n, const struct guest_mem *mem, struct error *err)
 {

@@ -128,18 +128,22 @@ uint64_t lab_proc_cpu_ns(pid_t pid)
 	return (t.utime + t.stime) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
 }
 
-/* Is `comm` "vhost-N" with N the process or one of its threads (already in s)? */
-static bool vhost_of(const char *comm, pid_t pid, const struct lab_cpu_snap *s)
+/* Is `tid` among t[0, n)? */
+static bool has_tid(const struct lab_task *t, unsigned n, int tid)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (t[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Is `comm` "vhost-N" with N the process or one of its threads t[0, n)? */
+static bool vhost_of(const char *comm, pid_t pid, const struct lab_task *t, unsigned n)
 {
 	if (strncmp(comm, "vhost-", 6) || !comm[6] || strspn(comm + 6, "0123456789") != strlen(comm + 6))
 		return false;
 	int owner = atoi(comm + 6);
-	if (owner == pid)
-		return true;
-	for (unsigned i = 0; i < s->n; i++)
-		if (s->t[i].tid == owner)
-			return true;
-	return false;
+	return owner == pid || has_tid(t, n, owner);
 }
 
 int lab_cpu_snap_add_vhost(const char *proc_root, pid_t pid, struct lab_cpu_snap *s)
@@ -159,14 +163,8 @@ int lab_cpu_snap_add_vhost(const char *proc_root, pid_t pid, struct lab_cpu_snap
 		if (read_text(path, comm, sizeof(comm)))
 			continue;
 		comm[strcspn(comm, "\n")] = 0;
-		struct lab_cpu_snap own_only = *s;
-		own_only.n = own;
-		if (!vhost_of(comm, pid, &own_only))
-			continue;
-		bool known = false;
-		for (unsigned i = 0; i < s->n && !known; i++)
-			known = s->t[i].tid == atoi(de->d_name);
-		if (known) /* a thread of the process itself (vhost_task, Linux 6.4+) */
+		/* a thread of the process itself (vhost_task, Linux 6.4+) is already in s */
+		if (!vhost_of(comm, pid, s->t, own) || has_tid(s->t, s->n, atoi(de->d_name)))
 			continue;
 		if (s->n == LAB_MAX_TASKS) {
 			s->truncated = true;
