@@ -88,15 +88,25 @@ static int open_serial(struct run_config *o, struct termios *saved, bool *raw)
 }
 
 /* --console socket=PATH: waits for each console's client before the guest
- * boots; the connection is kept across guest reboots (each boot dups it).
- * Returns -1 on success or an exit status. */
-static int open_console_sockets(struct vm_config *vm)
+ * boots; --console in=PATH: opens the input. Both are kept across guest
+ * reboots (each boot dups them): input read before a reboot is not read
+ * again after it. Returns -1 on success or an exit status. */
+static int open_console_host_ends(struct vm_config *vm)
 {
 	for (uint32_t i = 0; i < vm->ndevices; i++) {
 		struct virtio_console_opts *o = &vm->devices[i].console;
-		if (vm->devices[i].type != VM_DEV_CONSOLE || !o->sock_path[0])
+		if (vm->devices[i].type != VM_DEV_CONSOLE)
 			continue;
 		struct error err;
+		if (o->in_path[0]) {
+			if ((o->in_fd = virtio_console_open_input(o->in_path, &err)) < 0) {
+				fprintf(stderr, "msivm: %s\n", err.msg);
+				return EXIT_MSIVM_ERROR;
+			}
+			o->in_open = true;
+		}
+		if (!o->sock_path[0])
+			continue;
 		fprintf(stderr, "msivm: virtio-console: waiting for a connection on %s\n", o->sock_path);
 		o->sock_fd = unix_accept_one(o->sock_path, "--console socket=", &err);
 		if (o->sock_fd < 0) {
@@ -160,7 +170,7 @@ static int run_vm(struct run_config *c)
 	int st = open_serial(c, &saved_tty, &tty_raw);
 	if (st >= 0)
 		return st;
-	if ((st = open_console_sockets(&c->vm)) >= 0)
+	if ((st = open_console_host_ends(&c->vm)) >= 0)
 		return st;
 	if (vm_signals_init() || seccomp_signals_init()) {
 		fprintf(stderr, "msivm: cannot set up signal handling\n");

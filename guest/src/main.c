@@ -110,8 +110,11 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
             rc = PROBE_EXIT_LAPIC;
         con = NULL;     /* "probe: lapic unusable" said why */
     }
-    if (con)
+    if (con) {
         virtio_console_start(con, irq_mode, con_cmdline);
+        if (cmdline_has(con_cmdline, "conin"))
+            virtio_console_input(300);  /* conin: what the host typed before boot */
+    }
     if (floods && !rc)
         rc = flood_start(irq_mode);
     if (rc) {

@@ -6,7 +6,7 @@
 #include "lib.h"
 #include "wait.h"
 
-#define RXQ             0       /* receiveq0: host -> guest (buffers posted, never read) */
+#define RXQ             0       /* receiveq0: host -> guest (buffers posted once; conin reads them) */
 #define TXQ             1       /* transmitq0: guest -> host */
 #define RX_BUFS         4
 #define RX_BUF_SIZE     64
@@ -185,4 +185,20 @@ void virtio_console_start(struct pci_dev *d, enum virtio_irq_mode want, const ch
         return;
     console_set_mirror(vcon_write, vcon_flush);
     cprintf("probe: virtio-console %s ready\n", d->name);
+}
+
+void virtio_console_input(unsigned int ms)
+{
+    struct virtq *vq = &con_vp.vq[RXQ];
+    uint32_t id, len;
+    unsigned long got = 0;
+
+    if (!active)
+        return;
+    deadline = rdtsc() + timeout_cycles / 1000 * ms;
+    while (!used_or_late(vq))
+        cpu_relax();
+    while (virtq_pop_used(vq, &id, &len))
+        got += len < RX_BUF_SIZE ? len : RX_BUF_SIZE;
+    cprintf("probe: console input %lu bytes\n", got);
 }

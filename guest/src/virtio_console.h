@@ -16,7 +16,8 @@ bool virtio_console_match(const struct pci_dev *d);
 /*
  * Start d (needs lapic_init()) with receiveq0 and transmitq0, VERSION_1 only
  * (no MULTIPORT, SIZE or EMERG_WRITE), in irq mode `want` (see
- * virtio_pci_start), post 4 small receive buffers (input is never read),
+ * virtio_pci_start), post 4 small receive buffers (read only by
+ * virtio_console_input),
  * enable interrupts (IF=1, as after any device wait), send the banner line
  * "msivm-probe v0: cmdline=\"<cmdline>\"" through the virtio console only,
  * and from then on mirror all console output to it (console_set_mirror).
@@ -25,5 +26,13 @@ bool virtio_console_match(const struct pci_dev *d);
  * and the probe carries on with the UART alone. No exit status.
  */
 void virtio_console_start(struct pci_dev *d, enum virtio_irq_mode want, const char *cmdline);
+
+/*
+ * `conin`: wait up to `ms` milliseconds (TSC) for the host to fill a receive
+ * buffer, then take every filled one and print "probe: console input N
+ * bytes" (N is 0 if nothing came). Buffers are not posted again. Does
+ * nothing if the console is not running.
+ */
+void virtio_console_input(unsigned int ms);
 
 #endif

@@ -486,6 +486,15 @@ static const struct virtio_dev_ops con_ops = {
 	.reset = con_reset,
 };
 
+int virtio_console_open_input(const char *path, struct error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, -errno, "cannot open console input '%s': %s", path,
+				 strerror(errno));
+	return fd;
+}
+
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 			   struct virtio_console_io *io, struct error *err)
 {
@@ -519,11 +528,12 @@ int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 		if (!fstat(io->out_fd, &st) && S_ISREG(st.st_mode))
 			io->out_used = (uint64_t)st.st_size;
 	}
-	if (o->in_path[0]) {
-		io->in_fd = open(o->in_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (o->in_open || o->in_path[0]) {
+		io->in_fd = o->in_open ? dup(o->in_fd) : virtio_console_open_input(o->in_path, err);
 		if (io->in_fd < 0) {
-			int ret = error_set(err, -errno, "cannot open console input '%s': %s",
-					    o->in_path, strerror(errno));
+			int ret = o->in_open ? error_set(err, -errno, "console input '%s': dup: %s",
+							 o->in_path, strerror(errno))
+					     : io->in_fd;
 			if (io->close_out)
 				close(io->out_fd);
 			*io = (struct virtio_console_io){ .out_fd = -1, .in_fd = -1 };

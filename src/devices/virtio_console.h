@@ -42,6 +42,10 @@ struct virtio_console_opts {
 	int sock_fd;                             /* its connection, when sock_open (main's: kept
 						    across guest reboots, dup'ed per boot) */
 	bool sock_open;
+	int in_fd;                               /* in_path opened once, when in_open (main's: kept
+						    across guest reboots, dup'ed per boot, so input
+						    read before a reboot is not replayed after it) */
+	bool in_open;
 	bool append;                             /* keep out_path's contents (after a guest reboot) */
 	uint64_t max_out;                        /* output cap in bytes (0: none); a regular
 						    file counts from its size */
@@ -100,10 +104,17 @@ struct virtio_console {
 	struct ratelimit rl;
 };
 
+/* Opens the console input `path` read-only and nonblocking (a FIFO without a
+ * writer does not block). Returns the fd, or -errno with a message naming
+ * the file. */
+int virtio_console_open_input(const char *path, struct error *err);
+
 /* Opens the files of `o`: out_path (created, truncated unless o->append,
- * nonblocking; "" means `stdout_fd`, which is not closed) and in_path (""
- * means no input) read-only and nonblocking; sets io->out_max from
- * o->max_out and io->out_used to what a regular output file already holds. Returns 0 and *io, or -errno with a message naming the file. */
+ * nonblocking; "" means `stdout_fd`, which is not closed) and the input (a
+ * dup of o->in_fd when o->in_open, sharing its file offset; else in_path,
+ * "" meaning no input); sets io->out_max from o->max_out and io->out_used
+ * to what a regular output file already holds. Returns 0 and *io, or -errno
+ * with a message naming the file. */
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,
 			   struct virtio_console_io *io, struct error *err);
 

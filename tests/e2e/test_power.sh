@@ -59,4 +59,19 @@ else
 	fail "serial and console files keep every boot's output (serial $s, console $c)"
 fi
 
+# Console input is read once: a guest reboot does not replay what an earlier boot took
+# (the probe's conin prints what reached its receive buffers in each boot).
+printf 'typed once\n' >"$TMP/hvc.in"
+timeout --preserve-status -s TERM 3 "$MSIVM" run --kernel "$PROBE" --rng "" --console "in=$TMP/hvc.in,out=$TMP/hvc.out" \
+	--cmdline "console=virtio conin power=acpi-reset" >"$TMP/out" 2>"$TMP/err"
+status=$?
+got=$(grep -c '^probe: console input 11 bytes$' "$TMP/out")
+none=$(grep -c '^probe: console input 0 bytes$' "$TMP/out")
+if [ "$status" = 143 ] && [ "$got" = 1 ] && [ "$none" -ge 1 ]; then
+	pass "console input is not replayed after a guest reboot (first boot read it, $none later boots read nothing)"
+else
+	out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+	fail "console input is not replayed after a guest reboot (status $status: $got boots read the 11 bytes, $none read nothing)"
+fi
+
 finish

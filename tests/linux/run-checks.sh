@@ -440,7 +440,7 @@ run_config() {
 			k=$((k + 1))
 		done
 		[ -z "$miss" ]
-		cond $? power.output-kept "serial and console files hold every boot's lines (${miss:+missing$miss}${miss:-passes 1-$n})"
+		cond $? power.output-kept "serial and console files hold every boot's lines ($([ -n "$miss" ] && echo "missing$miss" || echo "passes 1-$n"))"
 	fi
 
 	rm -f "$d/nc-tx.bin" "$d/nc-tx-bigmtu.bin" # hashed above; keeps the log archive small
