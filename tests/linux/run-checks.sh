@@ -435,7 +435,9 @@ run_config() {
 		miss=
 		k=1
 		while [ $k -le "$n" ]; do
-			grep -q "lc-hvc $cfg pass $k\$" "$d/hvc.txt" || miss="$miss hvc:$k"
+			# a missing line is shown as the console file has it (a mangled one, or nothing)
+			grep -q "lc-hvc $cfg pass $k\$" "$d/hvc.txt" ||
+				miss="$miss hvc:$k ['$(grep -a -m1 "pass $k" "$d/hvc.txt" | cut -c1-80)']"
 			grep -q "lc: pass $k begin" "$d/serial.log" || miss="$miss serial:$k"
 			k=$((k + 1))
 		done
