@@ -20,6 +20,13 @@ void x86_describe_fault(int vcpu_fd, const struct guest_mem *gm, char *buf, size
 			 (unsigned long long)sregs.cr0);
 	if (n < 0 || (size_t)n >= len)
 		return;
+	if (regs.rip == 0xfff0 && sregs.cs.base == 0xffff0000 && !(sregs.cr0 & 1)) {
+		/* The power-on state: on AMD, KVM resets a vCPU that shut down
+		 * before it exits, so where the guest faulted is gone. */
+		snprintf(buf + n, len - (size_t)n, ", the reset state: KVM reset the vCPU "
+			 "before reporting (AMD), where the guest faulted is not known");
+		return;
+	}
 
 	struct kvm_translation tr = { .linear_address = sregs.cs.base + regs.rip };
 	const uint8_t *p = NULL;
