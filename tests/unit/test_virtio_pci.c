@@ -52,7 +52,7 @@ struct fx {
 	bool has_loop;
 };
 
-static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us)
+static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us, bool with_loop)
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	if (!x || !(x->vm = fake_vm_new()) || !(x->rng = calloc(1, sizeof(*x->rng))))
@@ -60,7 +60,7 @@ static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us)
 	x->mode = mode;
 	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1, .poll_us = poll_us };
 	struct error err;
-	if (poll_us) {
+	if (poll_us || with_loop) {
 		if (evloop_init(&x->loop))
 			return -1;
 		x->has_loop = true;
@@ -78,8 +78,9 @@ static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us)
 	return 0;
 }
 
-static int fx_new(void **state, enum irq_mode mode) { return fx_init(state, mode, 0); }
-static int setup_poll(void **state) { return fx_init(state, IRQ_MODE_MSIX, 1000); }
+static int fx_new(void **state, enum irq_mode mode) { return fx_init(state, mode, 0, false); }
+static int setup_poll(void **state) { return fx_init(state, IRQ_MODE_MSIX, 1000, true); }
+static int setup_loop(void **state) { return fx_init(state, IRQ_MODE_MSIX, 0, true); }
 static int setup_intx(void **state) { return fx_new(state, IRQ_MODE_INTX); }
 static int setup_msix(void **state) { return fx_new(state, IRQ_MODE_MSIX); }
 static int setup_msi(void **state) { return fx_new(state, IRQ_MODE_MSI); }
@@ -943,6 +944,29 @@ static void test_rng_request_msix(void **state)
 	assert_int_equal(x->t->stats.intx_asserts, 0);
 }
 
+/* The kick eventfd (what KVM's ioeventfd signals) wakes the loop once per notify write: the
+ * counter is never read, yet it neither spins the loop nor hides the next kick. */
+static void test_kick_eventfd_wakes_once_per_write(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	int fd = x->t->queues[0].kick_fd;
+	uint64_t one = 1;
+	post_rng_buffer(x);
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(evloop_run_once(&x->loop, 0), 1);
+	assert_one_used(x, 1, 0, BUF_LEN);
+	assert_int_equal(x->t->stats.kicks, 1);
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0); /* served: no second wake-up */
+	post_rng_buffer(x);
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(evloop_run_once(&x->loop, 0), 1); /* the next write is a new edge */
+	assert_one_used(x, 2, 0, BUF_LEN);
+	assert_int_equal(x->t->stats.kicks, 2);
+}
+
 /* poll=: after a kick the queue's notifications are off (used.flags NO_NOTIFY) and the loop's
  * poller takes the next chain without a kick; a window without work turns kicks back on. */
 static void test_poll_takes_chains_without_kicks(void **state)
@@ -1529,6 +1553,7 @@ int main(void)
 		TI(test_intx_line_stays_raised_until_eoi),
 		TI(test_kick_without_new_buffers_raises_nothing),
 		TX(test_rng_request_msix),
+		cmocka_unit_test_setup_teardown(test_kick_eventfd_wakes_once_per_write, setup_loop, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_takes_chains_without_kicks, setup_poll, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_window_shrinks_when_idle, setup_poll, teardown),
 		TX(test_rng_request_msix_masked_vector_pends),
