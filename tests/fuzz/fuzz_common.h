@@ -125,6 +125,7 @@ struct fz_drv {
 	void *opaque;
 	uint16_t qsize[FZ_MAXQ];
 	uint16_t avail_idx[FZ_MAXQ];
+	unsigned bringups;     /* FZ_OP_BRINGUP ops run so far (at most FZ_MAX_BRINGUPS) */
 };
 
 static inline void fz_le16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
@@ -347,7 +348,12 @@ static inline void fz_drv_run(struct fz_drv *d, struct fz_in *in, uint64_t drop,
 			break;
 		}
 		default:
-			fz_drv_bringup(d, drop, log2q);
+			/* One byte buys ~100 register writes: past a few per input
+			 * they only cost executions. */
+			if (d->bringups < FZ_MAX_BRINGUPS) {
+				d->bringups++;
+				fz_drv_bringup(d, drop, log2q);
+			}
 			break;
 		}
 	}

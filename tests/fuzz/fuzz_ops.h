@@ -26,7 +26,7 @@ enum fz_op {
 	FZ_OP_RING,    /* u8 q, u8 field, u16 value: avail flags/idx/used_event, used flags/idx/avail_event */
 	FZ_OP_MSIX,    /* u16 off, u8 len (bit 7: read), u64 value: MSI-X table/PBA through the MMIO bus */
 	FZ_OP_CFG,     /* u8 off, u8 len (1,2,4), u32 value: config space write (BAR moves, MSI, MSI-X) */
-	FZ_OP_BRINGUP, /* nothing: reset and bring the device up again */
+	FZ_OP_BRINGUP, /* nothing: reset and bring the device up again (FZ_MAX_BRINGUPS per input) */
 	FZ_NOPS
 };
 
@@ -39,6 +39,7 @@ enum fz_op {
 #define FZ_DATA       0x32000u
 #define FZ_DATA_SIZE  (FZ_RAM_SIZE - FZ_DATA)
 #define FZ_MAXQ       16u
+#define FZ_MAX_BRINGUPS 4u /* FZ_OP_BRINGUP ops per input that run; later ones do nothing */
 #define FZ_BAR0       0xC0000000ull
 #define FZ_BAR2       0xC0010000ull
 #define FZ_MSI_ADDR   0xFEE00000u
