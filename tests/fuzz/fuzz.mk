@@ -53,7 +53,7 @@ fuzz: fuzz-build
 
 fuzz-replay: fuzz-build
 	@set -e; for t in $(FUZZ_NAMES); do \
-		ins=$$(find tests/fuzz/corpus/$$t -type f 2>/dev/null); \
+		ins=$$(find tests/fuzz/corpus/$$t tests/fuzz/crashes/$$t -type f 2>/dev/null || true); \
 		echo "== $$t: $$(echo "$$ins" | grep -c . ) inputs"; \
 		[ -z "$$ins" ] || $(FUZZ_BUILD)/$$t $$ins > $(FUZZ_BUILD)/$$t.replay.log 2>&1 || \
 			{ tail -n 40 $(FUZZ_BUILD)/$$t.replay.log; exit 1; }; \

@@ -30,11 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ram_size < GUEST_MEM_MIN)
 		ram_size = GUEST_MEM_MIN;
 	uint64_t isize = fz_u64(&in), floor = fz_u64(&in), limit = fz_u64(&in);
-	/* A floor within a page of 2^64 wraps when rounded up and the initrd lands
-	 * below it (tests/fuzz/crashes/fuzz_initrd/, reported; both callers pass a
-	 * kernel end inside RAM). Kept out so the rest keeps fuzzing; remove once fixed. */
-	if (!getenv("FUZZ_INITRD_WRAP") && floor > UINT64_MAX - 4096)
-		floor &= 0xffffffffull;
 	struct guest_mem gm;
 	if (guest_mem_init(&gm, ram, ram_size, MMIO_HOLE_START, MMIO_HOLE_END))
 		return 0;
