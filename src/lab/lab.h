@@ -139,6 +139,9 @@ int lab_pending_signal(int sigfd);
 /* "M:SS" or "H:MM:SS". */
 void lab_fmt_secs(char *buf, size_t len, double secs);
 
+/* The lab's exit status for bad usage or a host problem (nothing was measured). */
+#define EXIT_USAGE 125
+
 /* `msivm lab [options]`: runs, prints progress and the table, writes JSON and
  * SVG charts. Returns the process exit status: 0 every run succeeded, 1 some
  * run failed, 125 usage/host error, 128+N interrupted by signal N (a partial

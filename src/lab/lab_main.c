@@ -20,7 +20,6 @@
 #include "util/parse.h"
 #include "virtio/virtio_pci.h"
 
-#define EXIT_USAGE 125
 #define LAB_QEMU_BATCHES 4 /* default --runs with --vs qemu */
 
 static const char lab_usage[] =

@@ -18,7 +18,6 @@
 #include "lab/lab_spawn.h"
 #include "util/parse.h"
 
-#define EXIT_USAGE 125
 
 const struct ll_config ll_configs[] = {
 	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false },

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 125
 #define MAX_FILES 64
 
 static const char usage[] =
