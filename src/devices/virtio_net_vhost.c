@@ -190,6 +190,10 @@ void vnet_vhost_stop(struct virtio_net *n)
 		if (vring_file(fd, VHOST_NET_SET_BACKEND, i, -1))
 			log_warn("%s: vhost-net ring %u: VHOST_NET_SET_BACKEND(-1): %s", n->name, i,
 				 strerror(errno));
+		/* Only a reset stops the rings, and after one the driver starts its rings over
+		 * at index 0: vhost's last_avail_idx is read (the kernel's stop handshake) but
+		 * not kept. Were stop ever used to pause a running device, it would belong in
+		 * q->vq.last_avail, which start_ring hands back to vhost. */
 		struct vhost_vring_state base = { .index = i };
 		(void)ioctl(fd, VHOST_GET_VRING_BASE, &base);
 		r->started = false;
