@@ -195,9 +195,13 @@ void virtio_console_input(unsigned int ms)
 
     if (!active)
         return;
+    /* Everything that arrives within `ms`: at most what the posted buffers hold. */
     deadline = rdtsc() + timeout_cycles / 1000 * ms;
-    while (!used_or_late(vq))
+    do {
+        while (virtq_pop_used(vq, &id, &len))
+            got += len < RX_BUF_SIZE ? len : RX_BUF_SIZE;
         cpu_relax();
+    } while ((int64_t)(rdtsc() - deadline) < 0);
     while (virtq_pop_used(vq, &id, &len))
         got += len < RX_BUF_SIZE ? len : RX_BUF_SIZE;
     cprintf("probe: console input %lu bytes\n", got);

@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -175,23 +176,29 @@ static void rx_watch(struct virtio_console *c, bool want)
 	c->in_watched = want;
 }
 
-/* Reads what in_fd holds into the empty stage. Returns true if bytes were
- * staged; false with *again set if the fd has nothing now, or with in_eof
- * set at end of input or on an error (logged). */
-static bool rx_stage_fill(struct virtio_console *c, bool *again)
+/* Reads input straight into the popped chain's device-writable buffers, at most `max` bytes:
+ * nothing is read that no guest buffer takes, so what the guest has not taken stays in in_fd
+ * (for the next boot, too). Returns the bytes read; 0 with *again set if the fd has nothing now,
+ * or with in_eof set at end of input or on an error (logged). */
+static uint32_t rx_read(struct virtio_console *c, uint64_t max, bool *again)
 {
+	struct iovec iov[VIRTQ_CHAIN_MAX];
+	int cnt = 0;
+	for (uint32_t i = c->chain.n_out; i < c->chain.n_out + c->chain.n_in && max; i++) {
+		uint32_t n = c->chain.buf[i].len < max ? c->chain.buf[i].len : (uint32_t)max;
+		if (n)
+			iov[cnt++] = (struct iovec){ c->chain.buf[i].host, n };
+		max -= n;
+	}
 	for (;;) {
-		ssize_t n = read(c->io.in_fd, c->rx_stage, sizeof(c->rx_stage));
-		if (n > 0) {
-			c->rx_off = 0;
-			c->rx_len = (uint32_t)n;
-			return true;
-		}
+		ssize_t n = readv(c->io.in_fd, iov, cnt);
+		if (n > 0)
+			return (uint32_t)n;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			*again = true;
-			return false;
+			return 0;
 		}
 		if (n < 0)
 			log_warn("%s: cannot read console input: %s; input ends", c->name,
@@ -199,26 +206,12 @@ static bool rx_stage_fill(struct virtio_console *c, bool *again)
 		else
 			log_info("%s: end of console input", c->name);
 		c->in_eof = true;
-		return false;
+		return 0;
 	}
-}
-
-/* Copies staged bytes into the chain's writable buffers; returns how many. */
-static uint32_t rx_copy(struct virtio_console *c)
-{
-	uint32_t done = 0;
-	for (uint32_t i = c->chain.n_out; i < c->chain.n_out + c->chain.n_in && c->rx_len; i++) {
-		uint32_t n = c->chain.buf[i].len < c->rx_len ? c->chain.buf[i].len : c->rx_len;
-		memcpy(c->chain.buf[i].host, c->rx_stage + c->rx_off, n);
-		c->rx_off += n;
-		c->rx_len -= n;
-		done += n;
-	}
-	return done;
 }
 
 /* receiveq (lock held): staged or newly read input fills posted buffers,
- * one read per buffer. Input is read only while a buffer waits; the fd is
+ * one read per buffer, straight into it. Input is read only while a buffer waits; the fd is
  * watched only while buffers wait and it has nothing to read, so without
  * buffers it rests until the guest posts one and kicks. A device-readable
  * buffer on this queue is a driver error: NEEDS_RESET. */
@@ -244,7 +237,7 @@ static void rx_serve(struct virtio_console *c)
 			if (!virtq_has_work(q))
 				break;
 		}
-		if (!c->rx_len && (c->io.in_fd < 0 || c->in_eof || !rx_stage_fill(c, &again)))
+		if (c->io.in_fd < 0 || c->in_eof)
 			break;
 		if (virtq_pop(q, &c->chain) != 1)
 			break; /* a broken ring: queue_done below asks for a reset */
@@ -252,7 +245,11 @@ static void rx_serve(struct virtio_console *c)
 			bad = true;
 			break;
 		}
-		uint32_t n = rx_copy(c);
+		uint32_t n = 0;
+		if (c->chain.in_bytes && !(n = rx_read(c, budget.bytes, &again))) {
+			virtq_unpop(q, 1); /* nothing to read now: the chain waits for input */
+			break;
+		}
 		virtq_push(q, c->chain.head, n);
 		vbudget_charge(&budget, n);
 		c->stats.bytes_in += n;
@@ -467,8 +464,8 @@ static void con_notify(void *opaque, uint16_t qi)
 		tx_serve(c, q);
 }
 
-/* Device reset: the queues are gone, so stop reading; staged input is kept
- * for the next driver, which opens the port afresh. */
+/* Device reset: the queues are gone, so stop reading; unread input stays in
+ * in_fd for the next driver, which opens the port afresh. */
 static void con_reset(void *opaque)
 {
 	struct virtio_console *c = opaque;

@@ -30,7 +30,6 @@
 #define VIRTIO_CONSOLE_RESIZE       5
 #define VIRTIO_CONSOLE_PORT_OPEN    6
 #define VIRTIO_CONSOLE_PORT_NAME    7
-#define VIRTIO_CONSOLE_RX_STAGE    4096  /* host input read ahead of the guest's buffers */
 #define VIRTIO_CONSOLE_PATH_MAX    4096
 #define VIRTIO_CONSOLE_OUT_MAX     (64ULL << 20) /* default output cap, bytes */
 
@@ -78,13 +77,11 @@ struct virtio_console {
 	bool out_failed;            /* a write error was logged (once) */
 	bool out_capped;            /* the output cap was reached (logged once) */
 
-	/* Input: bytes read from in_fd wait in rx_stage until the guest posts buffers. */
+	/* Input: read from in_fd straight into the guest's receive buffers, only while one waits. */
 	struct evloop *loop;
 	struct evloop_handler in_handler;
 	bool in_watched;            /* in_fd is in the event loop */
 	bool in_eof;                /* end of input or a read error: no more reads */
-	uint32_t rx_off, rx_len;    /* unread part of rx_stage */
-	uint8_t rx_stage[VIRTIO_CONSOLE_RX_STAGE];
 
 	/* Size of the terminal out_fd is, read at init (size_known: F_SIZE offered). */
 	bool size_known;
