@@ -126,34 +126,24 @@ static void out_write(struct virtio_console *c, const uint8_t *p, uint32_t len)
 static void tx_serve(struct virtio_console *c, struct virtq *q)
 {
 	bool bad = false;
-	int got = 0;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
-	do {
-		while (vbudget_left(&budget) && (got = virtq_pop(q, &c->chain)) == 1) {
-			if (c->chain.n_in) {
-				bad = true;
-				break;
-			}
-			/* A chain beyond CHAIN_OUT_MAX (no driver sends one) is cut there. */
-			uint32_t room = CHAIN_OUT_MAX;
-			for (uint32_t i = 0; i < c->chain.n_out; i++) {
-				uint32_t n = c->chain.buf[i].len < room ? c->chain.buf[i].len : room;
-				out_write(c, c->chain.buf[i].host, n);
-				c->stats.bytes_dropped += c->chain.buf[i].len - n;
-				room -= n;
-			}
-			virtq_push(q, c->chain.head, 0);
-			vbudget_charge(&budget, c->chain.out_bytes);
-			c->stats.chains_out++;
-		}
-		if (!vbudget_left(&budget)) {
-			virtio_pci_queue_resume(&c->pci, VIRTIO_CONSOLE_TXQ);
+	while (virtio_pci_pop(&c->pci, VIRTIO_CONSOLE_TXQ, &budget, &c->chain) == 1) {
+		if (c->chain.n_in) {
+			bad = true;
 			break;
 		}
-		if (got != 0)
-			break;
-		virtq_set_notify(q, true); /* event idx: kick me for the next chain */
-	} while (virtq_has_work(q));
+		/* A chain beyond CHAIN_OUT_MAX (no driver sends one) is cut there. */
+		uint32_t room = CHAIN_OUT_MAX;
+		for (uint32_t i = 0; i < c->chain.n_out; i++) {
+			uint32_t n = c->chain.buf[i].len < room ? c->chain.buf[i].len : room;
+			out_write(c, c->chain.buf[i].host, n);
+			c->stats.bytes_dropped += c->chain.buf[i].len - n;
+			room -= n;
+		}
+		virtq_push(q, c->chain.head, 0);
+		vbudget_charge(&budget, c->chain.out_bytes);
+		c->stats.chains_out++;
+	}
 	virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_TXQ);
 	if (bad)
 		virtio_pci_set_needs_reset(&c->pci, "device-writable buffer on transmitq");
@@ -400,11 +390,11 @@ static const char *ctl_handle(struct virtio_console *c, const uint8_t *m)
 static void ctl_tx_serve(struct virtio_console *c)
 {
 	struct virtq *q = virtio_pci_queue(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
+	if (!q)
+		return;
 	const char *bad = NULL;
-	int got = 0;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
-again:
-	while (q && !bad && vbudget_left(&budget) && (got = virtq_pop(q, &c->chain)) == 1) {
+	while (!bad && virtio_pci_pop(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ, &budget, &c->chain) == 1) {
 		uint8_t m[8];
 		uint32_t have = 0;
 		for (uint32_t i = 0; i < c->chain.n_out && have < sizeof(m); i++) {
@@ -413,23 +403,17 @@ again:
 			memcpy(m + have, c->chain.buf[i].host, n);
 			have += n;
 		}
+		/* ctl_handle may serve the receiveq (PORT_OPEN), which reuses c->chain. */
+		uint16_t head = c->chain.head;
+		uint32_t bytes = c->chain.out_bytes;
 		if (c->chain.n_in)
 			bad = "device-writable buffer on the control transmitq";
 		else if (have < sizeof(m))
 			bad = "control message shorter than 8 bytes";
 		else
 			bad = ctl_handle(c, m);
-		virtq_push(q, c->chain.head, 0);
-		vbudget_charge(&budget, c->chain.out_bytes);
-	}
-	if (!q)
-		return;
-	if (!bad && !vbudget_left(&budget)) {
-		virtio_pci_queue_resume(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
-	} else if (!bad && got == 0) {
-		virtq_set_notify(q, true); /* event idx: kick me for the next message */
-		if (virtq_has_work(q))
-			goto again;
+		virtq_push(q, head, 0);
+		vbudget_charge(&budget, bytes);
 	}
 	virtio_pci_queue_done(&c->pci, VIRTIO_CONSOLE_CTRL_TXQ);
 	if (bad)

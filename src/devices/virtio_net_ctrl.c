@@ -100,20 +100,7 @@ void vnet_ctrl_process(struct virtio_net *n, uint16_t qi)
 	if (!q)
 		return;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
-	for (;;) {
-		if (!vbudget_left(&budget)) {
-			virtio_pci_queue_resume(&n->pci, qi);
-			break;
-		}
-		int r = virtq_pop(q, &n->chain);
-		if (r == 0) {
-			virtq_set_notify(q, true);
-			if (!virtq_has_work(q))
-				break;
-			continue;
-		}
-		if (r < 0)
-			break;
+	while (virtio_pci_pop(&n->pci, qi, &budget, &n->chain) == 1) {
 		const struct virtq_chain *c = &n->chain;
 		vbudget_charge(&budget, c->out_bytes);
 		if (c->n_in == 0) {

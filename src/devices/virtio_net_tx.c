@@ -149,21 +149,7 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi)
 	if (!q)
 		return;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
-	for (;;) {
-		if (!vbudget_left(&budget)) {
-			virtio_pci_queue_resume(&n->pci, qi);
-			break;
-		}
-		int r = virtq_pop(q, &n->chain);
-		if (r == 0) {
-			/* Empty: ask for the next kick, then look once more. */
-			virtq_set_notify(q, true);
-			if (!virtq_has_work(q))
-				break;
-			continue;
-		}
-		if (r < 0)
-			break;
+	while (virtio_pci_pop(&n->pci, qi, &budget, &n->chain) == 1) {
 		if (!rate_limiter_admit(&n->limiter, n->chain.out_bytes)) {
 			virtq_unpop(q, 1); /* the limiter's timer kicks the queue again */
 			break;

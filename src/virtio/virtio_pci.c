@@ -181,6 +181,24 @@ void virtio_pci_queue_resume(struct virtio_pci *t, uint16_t q)
 				strerror(errno));
 }
 
+int virtio_pci_pop(struct virtio_pci *t, uint16_t q, struct vbudget *b, struct virtq_chain *c)
+{
+	struct virtq *vq = virtio_pci_queue(t, q);
+	if (!vq)
+		return 0;
+	if (!vbudget_left(b)) {
+		if (virtq_has_work(vq))
+			virtio_pci_queue_resume(t, q);
+		return 0;
+	}
+	int r = virtq_pop(vq, c);
+	if (r == 0) {
+		virtq_set_notify(vq, true);
+		r = virtq_pop(vq, c);
+	}
+	return r;
+}
+
 /* The kick eventfd is watched edge-triggered: every notify write KVM
  * signals is a new edge, so the counter is never read (one syscall less per
  * kick) and simply grows; the handler serves the queue as far as its

@@ -12,6 +12,7 @@
 #include "pci/pci_func.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "virtio/budget.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtq.h"
 #include "vmm/evloop.h"
@@ -154,6 +155,14 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q);
  * notified again on a later turn of the event loop, after the fds that are
  * ready now. Counted in stats.resumes. */
 void virtio_pci_queue_resume(struct virtio_pci *t, uint16_t q);
+
+/* For device hooks (lock held): the next chain of queue `q` for a handler that spends budget
+ * `b`. Returns 1 with the chain in *c; 0 when the handler should stop, because the budget is
+ * spent (the queue is resumed on a later loop turn) or the ring is empty (kicks are asked for
+ * again and the ring is looked at once more, so a chain added meanwhile is not missed; once
+ * only, so a guest flipping avail->idx cannot hold the thread here); -EIO on a broken ring
+ * (virtq_pop's verdict; virtio_pci_queue_done then asks for a reset). The caller charges b. */
+int virtio_pci_pop(struct virtio_pci *t, uint16_t q, struct vbudget *b, struct virtq_chain *c);
 
 /* Marks the device as needing a reset (a guest error) and tells the driver
  * with a config interrupt. Lock held. */

@@ -642,7 +642,8 @@ static void test_rx_reset_stops_watching(void **state)
 /* ---- MULTIPORT: control queues, the port opened by the driver ---- */
 
 /* One control message from the driver on the control transmitq, and the kick. */
-static void ctl_send(struct fx *x, uint32_t id, uint16_t event, uint16_t value)
+/* Sends one control message; returns the head of its chain. */
+static uint16_t ctl_send(struct fx *x, uint32_t id, uint16_t event, uint16_t value)
 {
 	uint8_t m[8];
 	uint32_t i = htole32(id);
@@ -651,8 +652,9 @@ static void ctl_send(struct fx *x, uint32_t id, uint16_t event, uint16_t value)
 	memcpy(m + 4, &e, 2);
 	memcpy(m + 6, &v, 2);
 	struct tbuf b = { m, 8, false, 0 };
-	post(x, CTXQ, &b, 1);
+	uint16_t head = post(x, CTXQ, &b, 1);
 	virtio_pci_kick(x->t, CTXQ);
+	return head;
 }
 
 /* Posts `n` control receive buffers of `len` bytes and kicks. */
@@ -715,7 +717,10 @@ static void test_mp_input_before_the_driver_waits_for_port_open(void **state)
 	assert_int_equal(used_idx(x, CRXQ), 3);     /* no RESIZE: not a terminal */
 	assert_int_equal(used_idx(x, RXQ), 0);
 	/* The console port is set up: the driver opens it and the line arrives. */
-	ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	uint16_t open = ctl_send(x, 0, VIRTIO_CONSOLE_PORT_OPEN, 1);
+	/* The open's own chain comes back, not the receive chain the open filled. */
+	assert_used(x, CTXQ, used_idx(x, CTXQ), open, 0);
+	assert_int_not_equal(open, 0);
 	assert_int_equal(used_idx(x, RXQ), 1);
 	assert_used(x, RXQ, 1, 0, 5);
 	assert_memory_equal(x->vm->ram + g, "root\n", 5);
