@@ -200,8 +200,8 @@ static uint32_t rx_read(struct virtio_console *c, uint64_t max, bool *again)
 	}
 }
 
-/* receiveq (lock held): staged or newly read input fills posted buffers,
- * one read per buffer, straight into it. Input is read only while a buffer waits; the fd is
+/* receiveq (lock held): input is read straight into posted buffers,
+ * one read per buffer. Input is read only while a buffer waits; the fd is
  * watched only while buffers wait and it has nothing to read, so without
  * buffers it rests until the guest posts one and kicks. A device-readable
  * buffer on this queue is a driver error: NEEDS_RESET. */

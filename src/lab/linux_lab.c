@@ -18,7 +18,6 @@
 #include "lab/lab_spawn.h"
 #include "util/parse.h"
 
-
 const struct ll_config ll_configs[] = {
 	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false },
 	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true, false },
