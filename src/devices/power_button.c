@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 
 #include "arch/x86/acpi.h"
+#include "irq/irqchip.h"
 
 int power_button_listening(int vm_fd)
 {
@@ -17,11 +18,6 @@ int power_button_listening(int vm_fd)
 
 int power_button_press(int vm_fd)
 {
-	struct kvm_irq_level l = { .irq = ACPI_GED_GSI, .level = 1 };
-	if (ioctl(vm_fd, KVM_IRQ_LINE, &l))
-		return -errno;
-	l.level = 0;
-	if (ioctl(vm_fd, KVM_IRQ_LINE, &l))
-		return -errno;
-	return 0;
+	int ret = irqchip_line(vm_fd, ACPI_GED_GSI, 1);
+	return ret ? ret : irqchip_line(vm_fd, ACPI_GED_GSI, 0);
 }

@@ -200,16 +200,16 @@ static uint32_t rx_read(struct virtio_console *c, uint64_t max, bool *again)
 	}
 }
 
-/* receiveq (lock held): input is read straight into posted buffers,
- * one read per buffer. Input is read only while a buffer waits; the fd is
- * watched only while buffers wait and it has nothing to read, so without
- * buffers it rests until the guest posts one and kicks. A device-readable
- * buffer on this queue is a driver error: NEEDS_RESET. */
 static bool multiport(const struct virtio_console *c)
 {
 	return c->pci.negotiated & (1ULL << VIRTIO_CONSOLE_F_MULTIPORT);
 }
 
+/* receiveq (lock held): input is read straight into posted buffers,
+ * one read per buffer. Input is read only while a buffer waits; the fd is
+ * watched only while buffers wait and it has nothing to read, so without
+ * buffers it rests until the guest posts one and kicks. A device-readable
+ * buffer on this queue is a driver error: NEEDS_RESET. */
 static void rx_serve(struct virtio_console *c)
 {
 	/* Under MULTIPORT the port's buffers wait until the driver opens it. */

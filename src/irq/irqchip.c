@@ -15,10 +15,15 @@ int irqchip_create(int vm_fd, struct error *err)
 	return 0;
 }
 
+int irqchip_line(int vm_fd, uint32_t gsi, int level)
+{
+	struct kvm_irq_level l = { .irq = gsi, .level = (uint32_t)level };
+	return ioctl(vm_fd, KVM_IRQ_LINE, &l) ? -errno : 0;
+}
+
 void irqchip_set_level(void *opaque, uint32_t gsi, int level)
 {
-	int vm_fd = *(const int *)opaque;
-	struct kvm_irq_level l = { .irq = gsi, .level = (uint32_t)level };
-	if (ioctl(vm_fd, KVM_IRQ_LINE, &l))
-		log_warn("irqchip: cannot set GSI %u to %d: %s", gsi, level, strerror(errno));
+	int ret = irqchip_line(*(const int *)opaque, gsi, level);
+	if (ret)
+		log_warn("irqchip: cannot set GSI %u to %d: %s", gsi, level, strerror(-ret));
 }

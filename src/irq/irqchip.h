@@ -10,7 +10,10 @@
  * exists (creating it after the slots costs ~12 ms here). Returns 0 or -errno. */
 int irqchip_create(int vm_fd, struct error *err);
 
-/* irq_line hook: drives GSI `gsi` of the VM whose fd is *(int *)opaque. */
+/* Sets GSI `gsi` of the VM `vm_fd` to `level` (KVM_IRQ_LINE). Returns 0 or -errno. */
+int irqchip_line(int vm_fd, uint32_t gsi, int level);
+
+/* irq_line hook: drives GSI `gsi` of the VM whose fd is *(int *)opaque; a failure is logged. */
 void irqchip_set_level(void *opaque, uint32_t gsi, int level);
 
 #endif

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lab/lab_progress.h"
 #include "lab/linux_lab.h"
 #include "util/parse.h"
 #include "virtio/virtio_pci.h"
@@ -270,13 +271,6 @@ int lab_pending_signal(int sigfd)
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void lab_fmt_secs(char *buf, size_t len, double secs)
 {
 	unsigned s = secs > 0 ? (unsigned)(secs + 0.5) : 0;
@@ -284,39 +278,6 @@ void lab_fmt_secs(char *buf, size_t len, double secs)
 		snprintf(buf, len, "%u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
 	else
 		snprintf(buf, len, "%u:%02u", s / 60, s % 60);
-}
-
-struct progress {
-	bool tty;                 /* stderr is a terminal: one line redrawn in place */
-	bool drawn;               /* a redrawn line is on the screen */
-	uint64_t t0;
-	double run_secs;          /* sum over the finished runs */
-};
-
-static void progress_clear(struct progress *p)
-{
-	if (p->tty && p->drawn)
-		fputs("\r\033[K", stderr);
-	p->drawn = false;
-}
-
-static void progress_show(struct progress *p, const struct lab_options *o, const char *exp,
-			  const char *vmm, const char *mode, unsigned run)
-{
-	char el[16], eta[16] = "--:--";
-	lab_fmt_secs(el, sizeof(el), (double)(mono_ns() - p->t0) / 1e9);
-	if (o->runs_done)
-		lab_fmt_secs(eta, sizeof(eta),
-			 p->run_secs / o->runs_done * (o->runs_planned - o->runs_done));
-	if (p->tty) {
-		fprintf(stderr, "\r\033[K[%3u/%3u] %s %s %s run %u/%u  %s elapsed, ETA %s",
-			o->runs_done + 1, o->runs_planned, exp, vmm, mode, run, o->runs, el, eta);
-		p->drawn = true;
-	} else {
-		fprintf(stderr, "[%3u/%3u] %s %s %s run %u/%u (%s elapsed, ETA %s)\n", o->runs_done + 1,
-			o->runs_planned, exp, vmm, mode, run, o->runs, el, eta);
-	}
-	fflush(stderr);
 }
 
 static void free_cells(struct lab_cell (*cells)[2][LAB_MAX_MODES], unsigned nexps)
@@ -348,7 +309,8 @@ static void mark_skipped(const struct lab_options *o, struct lab_cell (*cells)[2
 static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 		       const struct lab_step *steps, unsigned nsteps)
 {
-	struct progress p = { .tty = isatty(2), .t0 = mono_ns() };
+	struct lab_progress p;
+	lab_progress_init(&p, 3);
 	for (unsigned i = 0; i < nsteps && !o->interrupted; i++) {
 		const struct lab_step *st = &steps[i];
 		const struct lab_experiment *x = o->exps[st->exp];
@@ -357,7 +319,10 @@ static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MA
 		const char *mname = irq_mode_name((enum irq_mode)st->mode);
 		if ((o->interrupted = lab_pending_signal(o->sigfd)))
 			break;
-		progress_show(&p, o, x->name, vname, mname, st->run + 1);
+		char what[160];
+		snprintf(what, sizeof(what), "%s %s %s run %u/%u", x->name, vname, mname, st->run + 1,
+			 o->runs);
+		lab_progress_show(&p, o->runs_done, o->runs_planned, what);
 		struct lab_run *run = &c->runs[c->nruns];
 		int signo = 0;
 		if (lab_run_once(o, x, st->vmm, st->mode, run, &signo) == -EINTR) {
@@ -366,15 +331,15 @@ static void run_matrix(struct lab_options *o, struct lab_cell (*cells)[2][LAB_MA
 		}
 		c->nruns++;
 		o->runs_done++;
-		p.run_secs += run->secs;
+		lab_progress_ran(&p, run->secs);
 		if (run->failed) {
 			o->runs_failed++;
-			progress_clear(&p);
+			lab_progress_clear(&p);
 			fprintf(stderr, "run %u/%u %s %s %s failed (status %d): %s\n", o->runs_done,
 				o->runs_planned, vname, x->name, mname, run->status, run->error);
 		}
 	}
-	progress_clear(&p);
+	lab_progress_clear(&p);
 }
 
 int lab_main(int argc, char **argv)

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lab/lab_progress.h"
 #include "lab/lab_spawn.h"
 #include "util/parse.h"
 
@@ -300,42 +301,11 @@ static void iperf_server_stop(pid_t pid)
 
 /* --- the run matrix */
 
-struct progress {
-	bool tty, drawn;
-	uint64_t t0;
-	double run_secs;
-};
-
-static void progress_show(struct progress *p, const struct ll_options *o, const struct ll_cell *c,
-			  unsigned run, bool work)
-{
-	char el[16], eta[16] = "--:--";
-	lab_fmt_secs(el, sizeof(el), (double)(lab_now_ns() - p->t0) / 1e9);
-	if (o->runs_done)
-		lab_fmt_secs(eta, sizeof(eta), p->run_secs / o->runs_done * (o->runs_planned - o->runs_done));
-	const char *v = c->vmm == LAB_QEMU ? "qemu" : "msivm";
-	if (p->tty) {
-		fprintf(stderr, "\r\033[K[%2u/%2u] %s %s run %u/%u%s  %s elapsed, ETA %s", o->runs_done + 1,
-			o->runs_planned, v, c->cfg->name, run, o->runs, work ? " (+workloads)" : "", el, eta);
-		p->drawn = true;
-	} else {
-		fprintf(stderr, "[%2u/%2u] %s %s run %u/%u%s (%s elapsed, ETA %s)\n", o->runs_done + 1,
-			o->runs_planned, v, c->cfg->name, run, o->runs, work ? " +workloads" : "", el, eta);
-	}
-	fflush(stderr);
-}
-
-static void progress_clear(struct progress *p)
-{
-	if (p->tty && p->drawn)
-		fputs("\r\033[K", stderr);
-	p->drawn = false;
-}
-
 /* Boots every planned cell once per run, interleaved (run 1 of every cell, then run 2, ...). */
 static void run_matrix(struct ll_options *o, struct ll_cell *cells, unsigned ncells)
 {
-	struct progress p = { .tty = isatty(2), .t0 = lab_now_ns() };
+	struct lab_progress p;
+	lab_progress_init(&p, 2);
 	for (unsigned r = 0; r < o->runs && !o->interrupted; r++)
 		for (unsigned i = 0; i < ncells && !o->interrupted; i++) {
 			struct ll_cell *c = &cells[i];
@@ -344,7 +314,11 @@ static void run_matrix(struct ll_options *o, struct ll_cell *cells, unsigned nce
 			if ((o->interrupted = lab_pending_signal(o->sigfd)))
 				break;
 			bool work = r < o->io_runs;
-			progress_show(&p, o, c, r + 1, work);
+			char what[160];
+			snprintf(what, sizeof(what), "%s %s run %u/%u%s",
+				 c->vmm == LAB_QEMU ? "qemu" : "msivm", c->cfg->name, r + 1, o->runs,
+				 work ? " +workloads" : "");
+			lab_progress_show(&p, o->runs_done, o->runs_planned, what);
 			struct ll_run *run = &c->runs[c->nruns];
 			int signo = 0;
 			uint64_t t = lab_now_ns();
@@ -355,15 +329,15 @@ static void run_matrix(struct ll_options *o, struct ll_cell *cells, unsigned nce
 			}
 			c->nruns++;
 			o->runs_done++;
-			p.run_secs += (double)(lab_now_ns() - t) / 1e9;
+			lab_progress_ran(&p, (double)(lab_now_ns() - t) / 1e9);
 			if (run->failed) {
 				o->runs_failed++;
-				progress_clear(&p);
+				lab_progress_clear(&p);
 				fprintf(stderr, "run %u/%u %s %s failed: %s\n", o->runs_done, o->runs_planned,
 					c->vmm == LAB_QEMU ? "qemu" : "msivm", c->cfg->name, run->error);
 			}
 		}
-	progress_clear(&p);
+	lab_progress_clear(&p);
 }
 
 unsigned ll_plan(struct ll_options *o, unsigned configs, struct ll_cell *cells)
