@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "util/log.h"
 #include "util/parse.h"
 
 void cpu_policy_init(struct cpu_policy *p)
@@ -115,17 +116,54 @@ int cpu_policy_apply_vm(const struct cpu_policy *p, int vm_fd, struct error *err
 	return 0;
 }
 
-int cpu_policy_apply_thread(const struct cpu_policy *p, int vcpu, struct error *err)
+int cpu_policy_io_cpus(const struct cpu_policy *p, const cpu_set_t *allowed, cpu_set_t *out)
+{
+	cpu_set_t vcpus;
+	CPU_ZERO(&vcpus);
+	for (int i = 0; i < CPU_POLICY_MAX_VCPUS; i++)
+		if (p->vcpu_cpu[i] != CPU_UNPINNED)
+			CPU_SET(p->vcpu_cpu[i], &vcpus);
+	if (CPU_COUNT(&vcpus) == 0)
+		return 0;
+	if (!p->dedicated && p->rt_prio == 0) {
+		CPU_AND(out, &vcpus, allowed);
+		return CPU_COUNT(out) ? 1 : 0;
+	}
+	CPU_ZERO(out);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, allowed) && !CPU_ISSET(c, &vcpus))
+			CPU_SET(c, out);
+	return CPU_COUNT(out) ? 1 : -1;
+}
+
+/* The affinity of the calling thread: vCPU `vcpu`, or the I/O thread (vcpu < 0). Returns 1
+ * with *set filled, or 0 to leave the thread where it is. */
+static int thread_cpus(const struct cpu_policy *p, int vcpu, cpu_set_t *set)
 {
 	int cpu = vcpu < 0 ? p->io_cpu : p->vcpu_cpu[vcpu];
-	const char *who = vcpu < 0 ? "the I/O thread" : "a vCPU thread";
 	if (cpu != CPU_UNPINNED) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
+		CPU_ZERO(set);
+		CPU_SET(cpu, set);
+		return 1;
+	}
+	cpu_set_t allowed;
+	if (vcpu >= 0 || sched_getaffinity(0, sizeof(allowed), &allowed))
+		return 0;
+	int r = cpu_policy_io_cpus(p, &allowed, set);
+	if (r < 0)
+		log_warn("the I/O thread runs unpinned: every CPU msivm may use runs a %s vCPU; "
+			 "give it one with --cpu-pin io=CPU", p->dedicated ? "dedicated" : "SCHED_FIFO");
+	return r > 0;
+}
+
+int cpu_policy_apply_thread(const struct cpu_policy *p, int vcpu, struct error *err)
+{
+	const char *who = vcpu < 0 ? "the I/O thread" : "a vCPU thread";
+	cpu_set_t set;
+	if (thread_cpus(p, vcpu, &set)) {
 		int ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		if (ret)
-			return error_set(err, -ret, "cannot pin %s to CPU %d: %s", who, cpu, strerror(ret));
+			return error_set(err, -ret, "cannot pin %s to its CPUs: %s", who, strerror(ret));
 	}
 	if (p->rt_prio > 0) {
 		struct sched_param sp = { .sched_priority = p->rt_prio };

@@ -2,6 +2,7 @@
 #ifndef MSIVM_VMM_CPU_POLICY_H
 #define MSIVM_VMM_CPU_POLICY_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -13,7 +14,8 @@
 
 struct cpu_policy {
 	int vcpu_cpu[CPU_POLICY_MAX_VCPUS]; /* host CPU per vCPU, or CPU_UNPINNED */
-	int io_cpu;                         /* host CPU of the event-loop thread, or CPU_UNPINNED */
+	int io_cpu;                         /* host CPU of the event-loop thread, or CPU_UNPINNED
+					     * (then placed by cpu_policy_io_cpus) */
 	int rt_prio;                        /* SCHED_FIFO priority 1-99, 0: normal scheduling */
 	bool dedicated;                     /* disable HLT and PAUSE exits */
 	int64_t halt_poll_ns;               /* -1: KVM's default */
@@ -36,6 +38,15 @@ int cpu_policy_check(const struct cpu_policy *p, uint32_t ncpus, struct error *e
  * PAUSE, KVM_CAP_HALT_POLL). Must run before any vCPU exists: KVM refuses
  * DISABLE_EXITS afterwards. Returns 0 or -errno with a message. */
 int cpu_policy_apply_vm(const struct cpu_policy *p, int vm_fd, struct error *err);
+
+/* Where the I/O thread may run when io= was not given, out of `allowed` (the CPUs the process
+ * may use). No vCPU pinned: anywhere (returns 0, *out untouched). vCPUs pinned: on the vCPUs'
+ * CPUs, the ones the operator gave this VM (as libvirt keeps emulator threads on the vCPUs'
+ * cpuset), which is also where it costs least here (README, "Where the I/O thread runs");
+ * returns 1. With --dedicated or --rt, off the vCPUs' CPUs instead: a vCPU that never exits
+ * on HLT, or runs SCHED_FIFO, would keep a woken I/O thread waiting or be preempted by it;
+ * returns 1, or -1 if no allowed CPU is left (then it stays unpinned). */
+int cpu_policy_io_cpus(const struct cpu_policy *p, const cpu_set_t *allowed, cpu_set_t *out);
 
 /* Applies affinity and real-time priority to the calling thread, which is
  * vCPU `vcpu` (or the I/O thread when vcpu < 0). Returns 0 or -errno with a
