@@ -24,7 +24,8 @@
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_SMP its
-# vCPUs (default 1), LINUX_CHECK_L1_KVM_AMD
+# vCPUs (default 1), LINUX_CHECK_L1_MONITOR a unix socket path for L1's QEMU monitor (to look at
+# a hung L1: `echo "info registers" | socat - unix:PATH`), LINUX_CHECK_L1_KVM_AMD
 # kvm_amd's module parameters in L1 (e.g. "vgif=0"): knobs for the rig's own faults.
 # --report prints the verdicts of the last run again (nothing is built or run).
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
@@ -213,6 +214,7 @@ run_l1() { # attempt configs...
 	local sp=$!
 	timeout -k 10 "$t" qemu-system-x86_64 -accel "$L1_ACCEL" -cpu max -smp "$L1_SMP" -m 4G -M q35 \
 		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
+		${LINUX_CHECK_L1_MONITOR:+-monitor unix:$LINUX_CHECK_L1_MONITOR,server,nowait} \
 		-kernel "$B/l1/vmlinuz" -initrd "$B/l1/initramfs.cpio" -append "$cmd" \
 		-drive "file=$img,if=none,id=out,format=raw" -device virtio-blk-pci,drive=out \
 		</dev/null >"$f" 2>&1 &
