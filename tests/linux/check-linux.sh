@@ -18,7 +18,8 @@
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
 # Nested L1 failures (its own kernel under TCG, not msivm's or the guest's): an L1 that panicked,
 # hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
-# default 150; or no progress line from run-checks for LINUX_CHECK_L1_PROGRESS, default 200,
+# default 60: a healthy L1's heartbeats came at most 15.2 s apart in every log of 2026-12-03, and a
+# hung one never recovers; or no progress line from run-checks for LINUX_CHECK_L1_PROGRESS, default 200,
 # while the heartbeat goes on), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
 # again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
@@ -82,7 +83,7 @@ for c in $configs; do
 	esac
 done
 TMO=${LINUX_CHECK_TIMEOUT:-300}
-SILENCE=${LINUX_CHECK_L1_SILENCE:-150}
+SILENCE=${LINUX_CHECK_L1_SILENCE:-60}
 PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-200}
 ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
 RETRY_UNTIL=${LINUX_CHECK_RETRY_UNTIL:-720}
