@@ -43,7 +43,7 @@ int cpu_policy_apply_vm(const struct cpu_policy *p, int vm_fd, struct error *err
  * may use). No vCPU pinned: anywhere (returns 0, *out untouched). vCPUs pinned: on the vCPUs'
  * CPUs, the ones the operator gave this VM (as libvirt keeps emulator threads on the vCPUs'
  * cpuset), which is also where it costs least here (README, "Where the I/O thread runs");
- * returns 1. With --dedicated or --rt, off the vCPUs' CPUs instead: a vCPU that never exits
+ * returns 1 (0 if none of those CPUs is allowed). With --dedicated or --rt, off the vCPUs' CPUs instead: a vCPU that never exits
  * on HLT, or runs SCHED_FIFO, would keep a woken I/O thread waiting or be preempted by it;
  * returns 1, or -1 if no allowed CPU is left (then it stays unpinned). */
 int cpu_policy_io_cpus(const struct cpu_policy *p, const cpu_set_t *allowed, cpu_set_t *out);
