@@ -6,6 +6,7 @@ static const char usage_text[] =
 	"       msivm run --config FILE [options]   (options add to and override the file's)\n"
 	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
 	"       msivm remote --api-socket PATH COMMAND   (drive a running msivm; --help)\n"
+	"       msivm host   (which KVM this host offers: hardware, pvm or none)\n"
 	"       msivm --help | --version\n"
 	"\n"
 	"msivm run: boot a kernel (a PVH ELF or a Linux bzImage) in a KVM microVM.\n"

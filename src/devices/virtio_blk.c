@@ -296,6 +296,13 @@ static struct vblk_req *free_req(struct virtio_blk *b, uint16_t qi)
 	return r;
 }
 
+/* Whether queue qi may start another request: one is free and the queue's bytes in flight are
+ * under VBLK_INFLIGHT_BYTES. */
+static struct vblk_req *startable_req(struct virtio_blk *b, uint16_t qi)
+{
+	return b->inflight_bytes[qi] < VBLK_INFLIGHT_BYTES ? free_req(b, qi) : NULL;
+}
+
 static void io_done(void *cookie, int64_t result);
 
 static void start_flush(struct vblk_req *r)
@@ -309,6 +316,8 @@ static void io_done(void *cookie, int64_t result)
 {
 	struct vblk_req *r = cookie;
 	struct virtio_blk *b = r->dev;
+	b->inflight_bytes[r->queue] -= r->charged;
+	r->charged = 0;
 	bool flushing = r->type == VIRTIO_BLK_T_FLUSH || r->syncing;
 	uint8_t s = VIRTIO_BLK_S_OK;
 	if (result < 0) {
@@ -350,6 +359,8 @@ static void submit(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, enum b
 		   uint64_t sector, uint64_t len, int iovcnt)
 {
 	b->free_reqs[qi] = r->next_free;
+	r->charged = op == BLK_OP_READ || op == BLK_OP_WRITE ? (uint32_t)len : 0;
+	b->inflight_bytes[qi] += r->charged;
 	r->io = (struct blk_io){
 		.op = op, .offset = sector * BLK_SECTOR_SIZE, .len = len, .iov = r->iov,
 		.iovcnt = iovcnt, .done = io_done, .cookie = r,
@@ -499,7 +510,7 @@ static void after_completions(struct virtio_blk *b)
 	for (uint16_t q = 0; q < b->nqueues; q++) {
 		if (b->pushed[q])
 			signal_queue(b, q);
-		if (b->starved[q] && free_req(b, q) && virtio_pci_queue(&b->pci, q))
+		if (b->starved[q] && startable_req(b, q) && virtio_pci_queue(&b->pci, q))
 			virtio_pci_queue_resume(&b->pci, q);
 	}
 }
@@ -514,7 +525,7 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 	b->starved[qi] = false;
 	struct vbudget budget = vbudget_start(VBLK_BUDGET_BYTES);
 	for (;;) {
-		struct vblk_req *r = free_req(b, qi);
+		struct vblk_req *r = startable_req(b, qi);
 		if (!r) {
 			b->starved[qi] = true; /* resumed when a request completes */
 			break;
@@ -556,6 +567,7 @@ static void blk_reset(void *opaque)
 	b->writeback = -1; /* back to what FLUSH negotiation says */
 	memset(b->starved, 0, sizeof(b->starved));
 	memset(b->pushed, 0, sizeof(b->pushed));
+	/* every request's io_done ran (cancel waits for what started), so nothing is charged */
 }
 
 static const struct virtio_dev_ops blk_ops = {
@@ -570,7 +582,7 @@ void virtio_blk_complete(struct virtio_blk *b)
 	pthread_mutex_lock(&b->pci.lock);
 	blk_backend_complete(b->be);
 	for (uint16_t qi = 0; qi < b->nqueues; qi++) {
-		if (b->starved[qi] && free_req(b, qi))
+		if (b->starved[qi] && startable_req(b, qi))
 			process_queue(b, qi); /* signals the queue too */
 		else if (b->pushed[qi])
 			signal_queue(b, qi);

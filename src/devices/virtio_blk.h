@@ -72,6 +72,12 @@ struct virtio_blk;
 /* One request in flight; a queue has at most VIRTIO_BLK_QUEUE_SIZE, made VBLK_REQ_CHUNK at a time. */
 #define VBLK_REQ_CHUNK  16
 #define VBLK_REQ_CHUNKS (VIRTIO_BLK_QUEUE_SIZE / VBLK_REQ_CHUNK)
+/* Read/write bytes a queue may have in flight before it stops taking requests (one request of
+ * any size still starts when less is in flight). Without it a guest could put 256 requests of
+ * 64 MiB each into the host's I/O queue: another disk's requests wait behind them, and stopping
+ * the VM (which must wait for I/O writing into guest RAM) waits for all of it. */
+#define VBLK_INFLIGHT_BYTES (16u << 20)
+
 struct vblk_req {
 	struct blk_io io;
 	struct virtio_blk *dev;
@@ -80,6 +86,7 @@ struct vblk_req {
 	uint32_t type;
 	uint32_t written;          /* used length: every device-writable byte, status included */
 	uint32_t bytes;            /* data bytes of a read or write */
+	uint32_t charged;          /* bytes counted in the queue's inflight_bytes until done */
 	uint16_t queue, head;
 	bool syncing;              /* a writethrough flush follows the write */
 	struct iovec iov[VIRTIO_BLK_SEG_MAX];
@@ -103,7 +110,9 @@ struct virtio_blk {
 	struct vblk_req *req_chunks[VIRTIO_BLK_MAX_QUEUES][VBLK_REQ_CHUNKS];
 	struct vblk_req *free_reqs[VIRTIO_BLK_MAX_QUEUES];
 	uint16_t fresh_reqs[VIRTIO_BLK_MAX_QUEUES]; /* requests made so far */
-	bool starved[VIRTIO_BLK_MAX_QUEUES];  /* stopped popping: no free request */
+	bool starved[VIRTIO_BLK_MAX_QUEUES];  /* stopped popping: no free request, or too many
+					       * bytes in flight (VBLK_INFLIGHT_BYTES) */
+	uint64_t inflight_bytes[VIRTIO_BLK_MAX_QUEUES]; /* read/write data bytes started, not done */
 	bool pushed[VIRTIO_BLK_MAX_QUEUES];   /* used buffers not yet signalled */
 	struct evloop *loop;
 	struct evloop_handler io_handler;

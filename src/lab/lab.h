@@ -9,6 +9,7 @@
 
 #include "lab/lab_threads.h"
 #include "util/error.h"
+#include "vmm/kvm_host.h"
 
 #define LAB_MAX_MODES   4
 #define LAB_MAX_RUNS    32
@@ -78,6 +79,8 @@ struct lab_host {
 	char kvm_modules[96];        /* loaded kvm modules, e.g. "kvm kvm_intel" */
 	int kvm_api;                 /* KVM_GET_API_VERSION, -1 if the device did not answer */
 	char kvm_error[160];         /* why not, "" if it did */
+	char kvm_mode[16];           /* "hardware", "pvm", "nested" (inside scripts/nested) or "none" */
+	char kvm_mode_detail[400];   /* one line naming the mode and what it means for the figures */
 };
 
 struct lab_options {
@@ -101,6 +104,7 @@ struct lab_options {
 	bool vs_qemu;
 	double tsc_hz;               /* host TSC frequency, measured */
 	unsigned host_cpus;
+	char rt_refused[160];        /* why SCHED_FIFO is not possible here, "" if it is */
 	char disk[4096];             /* scratch disk image for blk experiments */
 };
 
@@ -158,8 +162,23 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 
 void lab_run_free(struct lab_run *run);
 
-/* Fills *h (kernel, CPU, KVM modules and API version of kvm_device or /dev/kvm). */
+/* Whether this host lets msivm run threads at SCHED_FIFO: tries it in a short-lived child.
+ * Returns true, or false with the reason in why (e.g. a container without a real-time budget). */
+bool lab_rt_possible(char *why, size_t len);
+
+/* Fills *h (kernel, CPU, KVM modules, API version and mode of kvm_device or /dev/kvm). */
 void lab_host_probe(struct lab_host *h, const char *kvm_device);
+
+/* On a host with no usable KVM: replaces this process with the same lab inside a nested host
+ * (scripts/nested/run.sh, or scripts/lab-linux.sh for `linux_guest`), found in the source tree
+ * msivm was built in, after one line on stdout naming the mode and what it means for the figures.
+ * argv is lab_main's (argv[0] "lab"). Returns only on failure: EXIT_USAGE after a message (no
+ * tree, or no usable KVM inside the nested host either). */
+int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_host *h, bool linux_guest);
+
+/* The report's KVM mode of *h: "nested" when this lab was started by lab_nested_exec, else the
+ * host's kind; `detail` is one line for the report header. */
+void lab_kvm_mode(const struct kvm_host *h, char *word, size_t wlen, char *detail, size_t dlen);
 
 /* Parses the guest's "probe: result <exp> key=value ..." line for `key`.
  * Returns the value or NaN. */

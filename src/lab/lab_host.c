@@ -1,7 +1,9 @@
-/* Lab host description for the report: kernel, CPU model and count, the KVM module and API version. */
+/* Lab host description for the report: kernel, CPU model and count, the KVM module, API version and mode. */
 #include "lab/lab.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <stdio.h>
@@ -56,6 +58,9 @@ void lab_host_probe(struct lab_host *h, const char *kvm_device)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	h->cpus = n > 0 ? (unsigned)n : 1;
 	kvm_modules(h->kvm_modules, sizeof(h->kvm_modules));
+	struct kvm_host k;
+	kvm_host_probe(kvm_device, &k);
+	lab_kvm_mode(&k, h->kvm_mode, sizeof(h->kvm_mode), h->kvm_mode_detail, sizeof(h->kvm_mode_detail));
 	const char *dev = kvm_device ? kvm_device : "/dev/kvm";
 	h->kvm_api = -1;
 	int fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -70,4 +75,26 @@ void lab_host_probe(struct lab_host *h, const char *kvm_device)
 	else
 		h->kvm_api = v;
 	close(fd);
+}
+
+bool lab_rt_possible(char *why, size_t len)
+{
+	why[0] = 0;
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "cannot test SCHED_FIFO: fork: %s", strerror(errno));
+		return false;
+	}
+	if (!pid) { /* the child only asks; its status carries the errno */
+		struct sched_param sp = { .sched_priority = 1 };
+		_exit(sched_setscheduler(0, SCHED_FIFO, &sp) ? (errno & 0x7f) : 0);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return true;
+	snprintf(why, len, "not possible here: SCHED_FIFO refused (%s)",
+		 WIFEXITED(st) ? strerror(WEXITSTATUS(st)) : "the test child died");
+	return false;
 }

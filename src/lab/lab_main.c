@@ -363,6 +363,12 @@ int lab_main(int argc, char **argv)
 	int st = parse_options(argc, argv, &o, probe_path, sizeof(probe_path));
 	if (st >= 0)
 		return st;
+	struct kvm_host kh;
+	kvm_host_probe(o.kvm_device, &kh);
+	/* No KVM at all: nested. A device the operator named, or one this user may not open, is used
+	 * as it is (each run then fails with its error). */
+	if (kh.kind == KVM_HOST_NONE && !kh.denied && !o.kvm_device)
+		return lab_nested_exec(self, argc, argv, &kh, false);
 	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;
 	time_t now = time(NULL);
@@ -371,6 +377,10 @@ int lab_main(int argc, char **argv)
 	lab_host_probe(&o.host, o.kvm_device);
 	o.tsc_hz = lab_tsc_hz();
 	o.host_cpus = o.host.cpus;
+	if (!lab_rt_possible(o.rt_refused, sizeof(o.rt_refused)))
+		printf("msivm lab: the real-time experiments (-rt, -ded) are %s: this host grants no "
+		       "real-time budget (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or a container without one); "
+		       "they are reported as skipped\n", o.rt_refused);
 	struct lab_cell (*cells)[2][LAB_MAX_MODES] = calloc(o.nexps, sizeof(*cells));
 	if (!cells)
 		return EXIT_USAGE;

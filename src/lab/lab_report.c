@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/file.h"
 #include "virtio/virtio_pci.h"
 
 static bool is_count(const struct lab_metric_def *md)
@@ -92,6 +93,7 @@ static void print_header(FILE *out, const struct lab_options *o)
 		fprintf(out, " %s", json_string_value(v));
 	json_decref(a);
 	fprintf(out, "\nhost: Linux %s, %s, %u CPUs, %s\n", o->host.kernel, o->host.cpu, o->host.cpus, kvm);
+	fprintf(out, "KVM mode: %s\n", o->host.kvm_mode_detail);
 	if (o->interrupted)
 		fprintf(out, "PARTIAL REPORT: interrupted by %s after %u of %u runs; configurations not "
 			     "reached show \"not run\"\n", sig_name(o->interrupted), o->runs_done,
@@ -258,6 +260,8 @@ static int write_json(const struct lab_options *o, struct lab_cell (*cells)[2][L
 	json_object_set_new(kvm, "description", json_string(desc));
 	json_object_set_new(kvm, "device", json_string(o->kvm_device ? o->kvm_device : "/dev/kvm"));
 	json_object_set_new(kvm, "modules", json_string(o->host.kvm_modules));
+	json_object_set_new(kvm, "mode", json_string(o->host.kvm_mode));
+	json_object_set_new(kvm, "mode_detail", json_string(o->host.kvm_mode_detail));
 	json_object_set_new(kvm, "api_version", o->host.kvm_api >= 0 ? json_integer(o->host.kvm_api)
 								     : json_null());
 	if (*o->host.kvm_error)
@@ -382,11 +386,20 @@ struct lat_row;
 static void write_latency_chart(const struct lab_options *o,
 				struct lab_cell (*cells)[2][LAB_MAX_MODES], FILE *gp);
 
+/* Draws the SVG charts with gnuplot. Returns 0, -ENOENT when gnuplot is not on $PATH (nothing
+ * started) or -EIO when it failed; a gnuplot that dies early costs the charts only (SIGPIPE is
+ * ignored while msivm writes to it, so the report's last lines and the exit status stay). */
 static int write_charts(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES])
 {
-	FILE *gp = popen("gnuplot 2>/dev/null", "w");
-	if (!gp)
+	if (!file_on_path("gnuplot"))
 		return -ENOENT;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	sigaction(SIGPIPE, &ign, &old);
+	FILE *gp = popen("gnuplot 2>/dev/null", "w");
+	if (!gp) {
+		sigaction(SIGPIPE, &old, NULL);
+		return -EIO;
+	}
 	fprintf(gp, "set terminal svg size 720,420 dynamic font 'sans,12' background '#ffffff'\n"
 		    "set style data histogram\nset style histogram errorbars gap 1 lw 1.5\n"
 		    "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
@@ -396,7 +409,9 @@ static int write_charts(const struct lab_options *o, struct lab_cell (*cells)[2]
 		for (unsigned k = 0; k < o->exps[e]->nmetrics && !is_latency(o->exps[e]); k++)
 			write_chart(o, cells, e, k, gp);
 	write_latency_chart(o, cells, gp);
-	return pclose(gp) == 0 ? 0 : -EIO;
+	int st = pclose(gp);
+	sigaction(SIGPIPE, &old, NULL);
+	return st == 0 ? 0 : -EIO;
 }
 
 /* Summary row of one latency configuration: min of the minima, mean of the
@@ -499,6 +514,8 @@ int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_
 	int ret = write_charts(o, cells);
 	printf("\nreport: %s/report.txt, every raw run: %s/report.json, charts: %s/*.svg%s\n",
 	       o->out_dir, o->out_dir, o->out_dir,
-	       ret ? " (not drawn: gnuplot missing or failed; scripts/deps.sh installs it)" : "");
+	       ret == -ENOENT ? " (not drawn: gnuplot is not installed; scripts/deps.sh installs gnuplot-nox)"
+	       : ret          ? " (not drawn: gnuplot failed)"
+			      : "");
 	return 0;
 }

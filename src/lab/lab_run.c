@@ -131,6 +131,8 @@ bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *e
 		*why = "QEMU's virtio-pci has no plain MSI capability";
 	else if (o->host_cpus < exp->min_cpus)
 		*why = "needs more host CPUs than this machine has";
+	else if (*o->rt_refused && exp->msivm_extra && strstr(exp->msivm_extra, "--rt"))
+		*why = o->rt_refused;
 	return true;
 }
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/file.h"
+
 #define MAX_CONFIGS 16
 
 /* The x axis: configuration names in cell order, each once. */
@@ -224,21 +226,6 @@ static void script(FILE *gp, const struct ll_options *o, const struct ll_cell *c
 	}
 }
 
-/* Whether an executable `prog` is on $PATH. */
-static bool on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char dir[4096];
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-		snprintf(dir, sizeof(dir), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", prog);
-		if (!access(dir, X_OK))
-			return true;
-		path += n + (path[n] == ':');
-	}
-	return false;
-}
-
 /* Runs gnuplot on linux-charts.gp in directory dir; its first message line into msg.
  * Returns its exit status. */
 static int run_gnuplot(const char *dir, char *msg, size_t len)
@@ -282,7 +269,7 @@ int lr_write_charts(const struct ll_options *o, const struct ll_cell *cells, uns
 		snprintf(note, len, "no figures to chart");
 		return -ENODATA;
 	}
-	if (!on_path("gnuplot")) { /* the script stays: `gnuplot linux-charts.gp` in the report directory */
+	if (!file_on_path("gnuplot")) { /* the script stays: `gnuplot linux-charts.gp` in the report directory */
 		snprintf(note, len, "gnuplot not found (apt package gnuplot-nox); script linux-charts.gp kept");
 		return -ENOENT;
 	}

@@ -382,6 +382,10 @@ int ll_main(int argc, char **argv)
 	int st = parse_options(argc, argv, &o);
 	if (st >= 0)
 		return st;
+	struct kvm_host kh;
+	kvm_host_probe(NULL, &kh);
+	if (kh.kind != KVM_HOST_HW && !kh.denied) /* a stock kernel needs hardware KVM: nested has one */
+		return lab_nested_exec(self, argc, argv, &kh, true);
 	default_guest(&o, kbuf, ibuf, sizeof(kbuf));
 	if (check_file("kernel", o.kernel) || check_file("initrd", o.initrd))
 		return EXIT_USAGE;
@@ -390,12 +394,6 @@ int ll_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	lab_host_probe(&o.host, NULL);
-	if (strstr(o.host.kvm_modules, "kvm_pvm")) {
-		fprintf(stderr, "msivm lab: this host's /dev/kvm is PVM (kvm_pvm), on which a stock Linux "
-				"kernel does not boot; run scripts/lab-linux.sh, which runs the lab in the nested "
-				"rig\n");
-		return EXIT_USAGE;
-	}
 	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;
 	time_t now = time(NULL);

@@ -101,6 +101,10 @@ static void take_header(json_t *root, struct ll_options *o, char *kernel, char *
 		 (s = json_string_value(json_object_get(h, "cpu"))) ? s : "?");
 	snprintf(o->host.kvm_modules, sizeof(o->host.kvm_modules), "%s",
 		 (s = json_string_value(json_object_get(h, "kvm_modules"))) ? s : "?");
+	snprintf(o->host.kvm_mode, sizeof(o->host.kvm_mode), "%s",
+		 (s = json_string_value(json_object_get(h, "kvm_mode"))) ? s : "");
+	snprintf(o->host.kvm_mode_detail, sizeof(o->host.kvm_mode_detail), "%s",
+		 (s = json_string_value(json_object_get(h, "kvm_mode_detail"))) ? s : "");
 	o->host.cpus = (unsigned)num(h, "cpus");
 	double api = num(h, "kvm_api");
 	o->host.kvm_api = isnan(api) ? -1 : (int)api;

@@ -34,6 +34,8 @@ static void print_header(FILE *out, const struct ll_options *o, const struct ll_
 		fprintf(out, "KVM API %d\n", o->host.kvm_api);
 	else
 		fprintf(out, "no KVM: %s\n", o->host.kvm_error);
+	if (*o->host.kvm_mode_detail)
+		fprintf(out, "KVM mode: %s\n", o->host.kvm_mode_detail);
 	if (emulated_host(&o->host))
 		fprintf(out, "NOTE: this host is itself emulated (nested under QEMU TCG): absolute figures "
 			     "are ~100x those of hardware; compare ratios only.\n");

@@ -152,10 +152,11 @@ static json_t *cell_json(const struct ll_cell *c)
 
 static json_t *host_json(const struct lab_host *h)
 {
-	return json_pack("{s:o,s:o,s:i,s:o,s:o,s:o,s:b}", "kernel", str(h->kernel), "cpu",
+	return json_pack("{s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:b}", "kernel", str(h->kernel), "cpu",
 			 str(h->cpu), "cpus", (int)h->cpus, "kvm_modules", str(h->kvm_modules),
 			 "kvm_api", h->kvm_api >= 0 ? json_integer(h->kvm_api) : json_null(),
-			 "kvm_error", str(h->kvm_error),
+			 "kvm_error", str(h->kvm_error), "kvm_mode", str(h->kvm_mode),
+			 "kvm_mode_detail", str(h->kvm_mode_detail),
 			 "emulated", strstr(h->cpu, "QEMU") || strstr(h->cpu, "TCG"));
 }
 

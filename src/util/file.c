@@ -1,10 +1,12 @@
-/* Files: map a user-supplied image read-only with clear errors. */
+/* Files: map a user-supplied image read-only with clear errors; find a program on $PATH. */
 #include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,4 +46,18 @@ void file_unmap(struct mapped_file *f)
 		munmap((void *)f->data, f->size);
 	f->data = NULL;
 	f->size = 0;
+}
+
+bool file_on_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char dir[4096];
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		snprintf(dir, sizeof(dir), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", prog);
+		if (!access(dir, X_OK))
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
 }

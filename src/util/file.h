@@ -2,6 +2,7 @@
 #ifndef MSIVM_UTIL_FILE_H
 #define MSIVM_UTIL_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,8 @@ int file_map(const char *path, const char *what, struct mapped_file *f, struct e
 
 /* Unmaps a file mapped by file_map. */
 void file_unmap(struct mapped_file *f);
+
+/* Whether an executable `prog` is in a directory of $PATH (an empty entry is "."). */
+bool file_on_path(const char *prog);
 
 #endif

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: dedicated-CPU options; pinning and priorities read back from /proc per thread; refusals.
+# e2e: needs 2 CPUs (a one-vCPU nested host would skip it; tests/e2e/run.sh gives it two)
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"

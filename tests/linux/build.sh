@@ -4,6 +4,8 @@
 #   tests/linux/build.sh l2        L2: build/linux/l2/{vmlinuz,initramfs.cpio.gz} (the test guest)
 #   tests/linux/build.sh l1        L1: build/linux/l1/{vmlinuz,initramfs.cpio} (the nested host;
 #                                  needs l2 and build/msivm)
+#   tests/linux/build.sh l1run     build/linux/l1run/{vmlinuz,initramfs.cpio}: the nested host of
+#                                  scripts/nested/run.sh (runs host commands over virtiofs)
 #
 # Both use the Debian cloud kernel behind linux-image-cloud-amd64 (the one
 # scripts/build-initramfs.sh boots). The .deb is downloaded once into build/linux/dl/ and reused.
@@ -12,6 +14,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
 OUT=$(mkdir -p "${OUT:-build/linux}" && cd "${OUT:-build/linux}" && pwd)
 MSIVM=${MSIVM:-build/msivm}
 meta=linux-image-cloud-amd64
@@ -229,12 +232,34 @@ build_l1() {
 	rm -rf "$root"
 }
 
-mkdir -p "$OUT/l1" "$OUT/l2"
+# The nested host that runs host commands (scripts/nested/run.sh): only a kernel, its modules and
+# an init; everything else (msivm, the tests, bash, QEMU) comes from the host over virtiofs.
+build_l1run() {
+	need busybox-static cpio:cpio xz:xz-utils zstd:zstd depmod:kmod dpkg-deb:dpkg
+	kernel
+	local out=$OUT/l1run root=$OUT/l1run/root m
+	rm -rf "$root"
+	mkdir -p "$root/nr"
+	busybox_root "$root"
+	# kvm-amd: /dev/kvm; virtiofs: the host's files; tun, vhost_net, veth, loop: what the tests use
+	for m in irqbypass kvm kvm-amd virtio_pci virtiofs tun vhost_net veth loop; do add_module "$root" "$m"; done
+	install -m 755 "$top/scripts/nested/init" "$root/init"
+	echo "$KVER" >"$root/nr/kver"
+	cp "$KVMLINUZ" "$out/vmlinuz.new"
+	(cd "$root" && find . | sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.new"
+	mv -f "$out/vmlinuz.new" "$out/vmlinuz"
+	mv -f "$out/initramfs.cpio.new" "$out/initramfs.cpio"
+	note "nested host: $out/vmlinuz ($KVER), $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), modules: $(tr '\n' ' ' <"$root/lib/modules/$KVER/load-order")"
+	rm -rf "$root"
+}
+
+mkdir -p "$OUT/l1" "$OUT/l2" "$OUT/l1run"
 [ $# -ge 1 ] || set -- l2 l1
 for what in "$@"; do
 	case "$what" in
 	l2) build_l2 ;;
 	l1) build_l1 ;;
-	*) die "unknown target $what (l1 or l2)" ;;
+	l1run) build_l1run ;;
+	*) die "unknown target $what (l1, l2 or l1run)" ;;
 	esac
 done

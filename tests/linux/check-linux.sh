@@ -10,9 +10,10 @@
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), vhost (msix with
 # the NIC on backend=vhost: vhost-net runs its data path; an i8042 reboot, then the power
 # button), qemu (the same
-# guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (kvm_intel or
-# kvm_amd loaded, not kvm_pvm) run-checks.sh runs on this host ("direct"); otherwise inside a
-# nested L1: QEMU TCG with an AMD CPU model whose Linux loads kvm_amd ("nested").
+# guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (`msivm host`
+# says "hardware": kvm_intel or kvm_amd) run-checks.sh runs on this host ("direct"); on a PVM host
+# or one with no usable /dev/kvm ("pvm", "none") inside a nested L1: QEMU TCG with an AMD CPU
+# model whose Linux loads kvm_amd ("nested").
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line).
@@ -112,17 +113,19 @@ stop_kids() {
 trap 'say "interrupted: stopping"; stop_kids; exit 130' INT
 trap 'say "terminated: stopping"; stop_kids; exit 143' TERM
 
-# --- mode
+# --- mode: `msivm host` decides for the whole project (hardware, pvm or none); only hardware KVM
+# runs a stock kernel, so pvm and none run the checks nested.
+if [ "$report" = 0 ] && [ ! -x build/msivm ]; then
+	say "make"
+	make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }
+fi
+hostkvm=$(build/msivm host 2>&1) || hostkvm="unknown: build/msivm host failed: $hostkvm"
 if [ "$mode" = auto ]; then
-	if [ -c /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ ! -d /sys/module/kvm_pvm ]; then
-		mode=direct
-	else
-		mode=nested
-	fi
+	case "$hostkvm" in hardware:*) mode=direct ;; *) mode=nested ;; esac
 fi
 case "$mode" in
-direct) say "mode direct: /dev/kvm runs stock kernels here ($(ls -d /sys/module/kvm_intel /sys/module/kvm_amd 2>/dev/null | xargs -n1 basename | tr '\n' ' '))" ;;
-nested) say "mode nested: $([ -d /sys/module/kvm_pvm ] && echo '/dev/kvm is PVM' || echo 'no hardware /dev/kvm'); the checks run inside a QEMU TCG L1 with kvm_amd" ;;
+direct) say "mode direct: $hostkvm" ;;
+nested) say "mode nested: this host's KVM is ${hostkvm%%:*} (${hostkvm#*: }); the checks run inside a QEMU TCG L1 with kvm_amd" ;;
 *) die "unknown mode $mode (auto, direct or nested)" ;;
 esac
 say "configurations: $configs; logs in $LOGS"
@@ -202,7 +205,7 @@ run_l1() { # attempt configs...
 	l1_log=$LOGS/l1-$attempt.log
 	rm -f "$img" && truncate -s 128M "$img"
 	t=${l1_budget:-$(budget "$@")}
-	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO${l1_extra:+ $l1_extra}"
+	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO lc.hostkvm=${hostkvm%%:*}${l1_extra:+ $l1_extra}"
 	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"

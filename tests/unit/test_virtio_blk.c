@@ -966,6 +966,37 @@ static void test_request_pool_exhaustion(void **state)
 	assert_int_equal(f->blk->stats.requests[VBLK_FLUSH], QSIZE + 10);
 }
 
+/* A queue stops taking requests while VBLK_INFLIGHT_BYTES of reads are in flight and goes on as
+ * they complete: a guest cannot fill the host's I/O queue with gigabytes. */
+static void test_inflight_bytes_cap(void **state)
+{
+	struct fx *f = *state;
+	assert_true(start_dev(f, FAULT_DEFERRED, false, 1, 0));
+	enum { MIB = 1u << 20, N = 40, CAP = VBLK_INFLIGHT_BYTES / MIB };
+	uint8_t *st[N];
+	for (unsigned i = 0; i < N; i++) {
+		struct seg d = { READ_GPA, MIB, WR }; /* every request reads 1 MiB into one buffer */
+		post_req(f, 0, VIRTIO_BLK_T_IN, 0, &d, 1, &st[i]);
+	}
+	kick(f, 0);
+	kick_resumed(f, 0); /* past the per-wake-up budget (8 MiB) */
+	assert_int_equal(f->blk->be->inflight, CAP);
+	assert_int_equal(f->blk->inflight_bytes[0], (uint64_t)CAP * MIB);
+	assert_true(f->blk->starved[0]);
+	virtio_blk_complete(f->blk); /* CAP done: the queue starts the next ones */
+	kick_resumed(f, 0);
+	assert_int_equal(rd16(f, USED_GPA(0) + 2), CAP);
+	assert_int_equal(f->blk->be->inflight, CAP);
+	virtio_blk_complete(f->blk);
+	kick_resumed(f, 0);
+	assert_int_equal(f->blk->be->inflight, N - 2 * CAP);
+	virtio_blk_complete(f->blk);
+	assert_int_equal(rd16(f, USED_GPA(0) + 2), N);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(*st[i], VIRTIO_BLK_S_OK);
+	assert_int_equal(f->blk->inflight_bytes[0], 0);
+}
+
 /* ---- issue 17: virtio 1.2 conformance ---- */
 
 /* The status byte is the last device-writable byte: every completion's used
@@ -1383,6 +1414,7 @@ int main(void)
 		T(test_uring_completions_on_event_loop_thread),
 		T(test_deferred_completion_and_reset),
 		T(test_request_pool_exhaustion),
+		T(test_inflight_bytes_cap),
 		T(test_used_length_covers_status),
 		T(test_unsupported_types_are_unsupp),
 		T(test_resize),

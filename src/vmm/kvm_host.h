@@ -1,0 +1,30 @@
+/* Which KVM this host offers (hardware, PVM or none): the one mode decision every harness and the lab use. */
+#ifndef MSIVM_VMM_KVM_HOST_H
+#define MSIVM_VMM_KVM_HOST_H
+
+#include <stdbool.h>
+
+enum kvm_host_kind {
+	KVM_HOST_NONE, /* no usable KVM device: guests run only inside a nested host (QEMU TCG) */
+	KVM_HOST_PVM,  /* kvm_pvm: the standard API, guest CPL0 code emulated; no stock kernel */
+	KVM_HOST_HW,   /* kvm_intel or kvm_amd on a CPU with VMX/SVM */
+};
+
+struct kvm_host {
+	enum kvm_host_kind kind;
+	int api;           /* KVM_GET_API_VERSION, -1 when the device did not answer */
+	bool denied;       /* NONE because this user may not open the device (a nested host would
+			    * not help: the operator's permissions are the problem) */
+	char module[16];   /* "kvm_intel", "kvm_amd", "kvm_pvm" or "" */
+	char why[200];     /* one line: what backs the device, or why there is none */
+};
+
+/* Looks at `dev` (NULL: /dev/kvm), the loaded KVM modules and the CPU's VMX/SVM flags and
+ * fills *h. The device counts as usable when it opens read-write, answers API version 12 and
+ * creates a VM. Never fails: an unusable device is KVM_HOST_NONE with the reason in h->why. */
+void kvm_host_probe(const char *dev, struct kvm_host *h);
+
+/* "hardware", "pvm" or "none": the word `msivm host` prints first and the scripts match. */
+const char *kvm_host_kind_name(enum kvm_host_kind k);
+
+#endif
