@@ -74,7 +74,8 @@ boot() {
 	rm -rf "$dir" && mkdir -p "$dir" || return 125
 	echo "$cmd" >"$dir/cmd"
 	echo "$cwd" >"$dir/cwd"
-	export -p | grep -v -E '^declare -x (PWD|OLDPWD|SHLVL|_)=' >"$dir/env"
+	# MSIVM_KVM_HOST=none (treat this host as one without KVM) is not for the nested host's own.
+	export -p | grep -v -E '^declare -x (PWD|OLDPWD|SHLVL|_|MSIVM_KVM_HOST)=' >"$dir/env"
 	"$vfsd" --socket-path="$sock" -o source=/ -o sandbox=chroot -o cache=always -o log_level=err >"$dir/virtiofsd.log" 2>&1 &
 	vp=$!
 	pids=$vp

@@ -21,7 +21,9 @@ struct kvm_host {
 
 /* Looks at `dev` (NULL: /dev/kvm), the loaded KVM modules and the CPU's VMX/SVM flags and
  * fills *h. The device counts as usable when it opens read-write, answers API version 12 and
- * creates a VM. Never fails: an unusable device is KVM_HOST_NONE with the reason in h->why. */
+ * creates a VM. Never fails: an unusable device is KVM_HOST_NONE with the reason in h->why.
+ * MSIVM_KVM_HOST=none in the environment makes any host KVM_HOST_NONE (to try the nested
+ * paths where KVM exists; scripts/nested/run.sh does not pass it into the nested host). */
 void kvm_host_probe(const char *dev, struct kvm_host *h);
 
 /* "hardware", "pvm" or "none": the word `msivm host` prints first and the scripts match. */

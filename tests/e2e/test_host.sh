@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end: the lab on hosts that lack something: no gnuplot (or one that dies at once) costs
-# the charts only, never the exit status or the report's last lines; a host that refuses
-# SCHED_FIFO gets its real-time experiments reported as not possible, not as failed runs;
-# `msivm host` names this host's KVM and the lab's report carries the same mode.
+# End-to-end: hosts that lack something. The lab: no gnuplot (or one that dies at once) costs the
+# charts only, never the exit status or the report's last lines; a host that refuses SCHED_FIFO
+# gets its real-time experiments reported as not possible, not as failed runs. The mode: `msivm
+# host` names this host's KVM, and the lab's report, tests/e2e/run.sh and check-linux name the
+# mode that follows from it.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -10,7 +11,7 @@ here=$(dirname "$0")
 # lab OUT [PATH]: a short lab run (rng over MSI-X and INTx) with PATH as given.
 lab() {
 	local dir=$1 path=${2:-$PATH}
-	PATH=$path timeout 300 "$MSIVM" lab --runs 1 --experiments rng --modes msix,intx --probe "$PROBE" \
+	timeout 300 env PATH="$path" "$MSIVM" lab --runs 1 --experiments rng --modes msix,intx --probe "$PROBE" \
 		--out "$dir" >"$TMP/out" 2>"$TMP/err"
 	status=$?
 	out=$(cat "$TMP/out")
@@ -81,5 +82,31 @@ run host --kvm-device /dev/null
 expect "a device that is no KVM is 'none', saying so" 0 '^none: /dev/null answers KVM API -1'
 run host --bogus
 expect "msivm host refuses an unknown argument" 125 '' "unknown argument '--bogus'"
+MSIVM_KVM_HOST=none "$MSIVM" host >"$TMP/out" 2>&1
+status=$? out=$(cat "$TMP/out")
+expect "MSIVM_KVM_HOST=none makes any host 'none' (to try the nested paths)" 0 '^none: taken as none \(MSIVM_KVM_HOST=none'
+
+# The harnesses' first lines follow msivm host: e2e runs direct with a usable KVM, nested without;
+# check-linux runs direct only on hardware KVM.
+top=$(cd "$here/../.." && pwd)
+if [ -z "${MSIVM_NESTED:-}" ]; then
+	for force in "" none; do
+		want_e2e=direct want_cl=nested
+		[ -n "$force" ] && want_e2e=nested
+		[ -z "$force" ] && [ "$kind" = hardware ] && want_cl=direct
+		line=$(MSIVM_KVM_HOST=$force E2E_ONLY=none-such "$here/run.sh" 2>&1 | head -n 1)
+		[[ "$line" == "e2e: mode $want_e2e: ${force:-$kind}: "* ]] &&
+			pass "tests/e2e/run.sh names its mode (${force:-this host}): '$line'" ||
+			fail "tests/e2e/run.sh's first line with MSIVM_KVM_HOST='$force': '$line' (want mode $want_e2e)"
+		if [ "$(id -u)" = 0 ]; then
+			line=$(cd "$top" && MSIVM_KVM_HOST=$force tests/linux/check-linux.sh --report 2>&1 | grep -m1 ' mode ')
+			[[ "$line" == *"mode $want_cl: "*"${force:-$kind}"* ]] &&
+				pass "check-linux names its mode (${force:-this host}): '${line#*] }'" ||
+				fail "check-linux's mode line with MSIVM_KVM_HOST='$force': '$line' (want mode $want_cl)"
+		fi
+	done
+else
+	echo "skip - the harnesses' mode lines (checked on the outer host; in here the host is the nested one)"
+fi
 
 finish
