@@ -232,9 +232,11 @@ int blk_backend_open(struct blk_backend **out, const struct blk_open_cfg *cfg, s
 
 void blk_backend_cancel(struct blk_backend *b)
 {
+	b->cancelling = true;
 	if (b->inflight && b->ops->cancel)
 		b->ops->cancel(b);
 	blk_backend_drain(b);
+	b->cancelling = false;
 }
 
 void blk_backend_close(struct blk_backend *b)
@@ -347,7 +349,11 @@ void blk_attempt_done(struct blk_backend *b, struct blk_io *io, int64_t res)
 {
 	if (b->inflight)
 		b->inflight--;
-	if (settle(b, io, res))
+	if (!settle(b, io, res))
+		return;
+	if (b->cancelling) /* a reset or the end of the VM waits for this chunk, not the rest */
+		finish(io, -ECANCELED);
+	else
 		issue(b, io);
 }
 

@@ -47,6 +47,10 @@ struct blk_io {
 	unsigned stalls;           /* EINTR/EAGAIN results in a row */
 	int64_t deferred_res;      /* sync engine: -ECANCELED once a queued transfer is given up */
 	struct blk_io *next_deferred;
+	/* io_uring engine: the attempt in flight covers iov[0..chunk_cnt), the last of them cut
+	 * chunk_cut bytes short (0: none cut); restored when the attempt completes. */
+	int chunk_cnt;
+	size_t chunk_cut;
 };
 
 /* What the host says about the image's blocks, in bytes (0: unknown). */
@@ -110,6 +114,8 @@ struct blk_backend {
 	uint32_t max_seg_bytes;    /* bytes per iovec: 1 GiB (below MAX_RW_COUNT) */
 	struct blk_topology topo;
 	uint32_t inflight;         /* attempts started and not yet reported */
+	bool cancelling;           /* blk_backend_cancel is draining: a transfer whose attempt
+				    * completes ends there (-ECANCELED), no further chunk starts */
 	uint64_t short_transfers;  /* partial reads/writes whose remainder was resubmitted */
 	uint64_t retries;          /* EINTR/EAGAIN resubmissions */
 	/* io_uring engine: small writes run inline with pwritev, because the filesystem cannot

@@ -382,10 +382,19 @@ int ll_main(int argc, char **argv)
 	int st = parse_options(argc, argv, &o);
 	if (st >= 0)
 		return st;
+	if ((o.kernel && check_file("kernel", o.kernel)) || (o.initrd && check_file("initrd", o.initrd)))
+		return EXIT_USAGE;
 	struct kvm_host kh;
 	kvm_host_probe(NULL, &kh);
-	if (kh.kind != KVM_HOST_HW && !kh.denied) /* a stock kernel needs hardware KVM: nested has one */
+	if (kh.kind != KVM_HOST_HW && !kh.denied) { /* a stock kernel needs hardware KVM: nested has one */
+		if (o.kernel || o.initrd) {
+			fprintf(stderr, "msivm lab: %s; the nested host that runs the Linux lab here boots "
+					"its own guest (tests/linux/build.sh): run without --kernel and --initrd\n",
+				kh.why);
+			return EXIT_USAGE;
+		}
 		return lab_nested_exec(self, argc, argv, &kh, true);
+	}
 	default_guest(&o, kbuf, ibuf, sizeof(kbuf));
 	if (check_file("kernel", o.kernel) || check_file("initrd", o.initrd))
 		return EXIT_USAGE;

@@ -463,6 +463,24 @@ static void test_uring_reaps_inline(void **state)
 	assert_int_equal(poll(&p, 1, 0), 0);                     /* no wake-up left for the loop */
 }
 
+/* io_uring: a 3 MiB read runs in chunks of at most 2 MiB (the second as the remainder of a short
+ * transfer); the chunk's cut iovec is put back, so the data lands where the segments say. */
+static void test_uring_big_read_in_chunks(void **state)
+{
+	struct fx *f = *state;
+	if (!start_dev(f, URING, false, 1, 0))
+		skip();
+	/* 768 KiB + 1 MiB + 1 MiB + 256 KiB: the 2 MiB cut falls inside the third segment */
+	struct seg d[] = { { READ_GPA, 768u << 10, WR }, { READ_GPA + (768u << 10), 1u << 20, WR },
+			   { READ_GPA + (1792u << 10), 1u << 20, WR },
+			   { READ_GPA + (2816u << 10), 256u << 10, WR } };
+	assert_int_equal(req_segs(f, 0, VIRTIO_BLK_T_IN, 0, d, 4), VIRTIO_BLK_S_OK);
+	assert_int_equal(f->blk->be->short_transfers, 1);
+	for (uint32_t i = 0; i < (3u << 20); i += 4093)
+		assert_int_equal(f->ram[READ_GPA + i], file_byte(i));
+	assert_int_equal(f->ram[READ_GPA + (3u << 20) - 1], file_byte((3u << 20) - 1));
+}
+
 static void test_write_flush_read_uring(void **state)
 {
 	struct fx *f = *state;
@@ -934,6 +952,26 @@ static void test_deferred_completion_and_reset(void **state)
 	assert_int_equal(rd16(f, USED_GPA(0) + 2), 3);
 	drv_init(f, 0);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_IN, 0, READ_GPA, 512), VIRTIO_BLK_S_OK);
+}
+
+/* A reset waits for the attempt in flight but starts no further one: a transfer that is only
+ * partly done when it is cancelled ends there. */
+static void test_cancel_stops_between_attempts(void **state)
+{
+	struct fx *f = *state;
+	assert_true(start_dev(f, FAULT_DEFERRED, false, 1, 0));
+	fault_arm(f->fault, BLK_OP_READ, 512); /* the first attempt moves 512 of 4096 bytes */
+	uint8_t *st;
+	struct seg d = { READ_GPA, 4096, WR };
+	post_req(f, 0, VIRTIO_BLK_T_IN, 0, &d, 1, &st);
+	kick(f, 0);
+	assert_int_equal(f->blk->be->inflight, 1);
+	cw(f, VPCI_STATUS, 0, 1);
+	assert_int_equal(f->fault->calls[BLK_OP_READ], 1);
+	assert_int_equal(f->blk->be->inflight, 0);
+	assert_int_equal(rd16(f, USED_GPA(0) + 2), 0);
+	drv_init(f, 0);
+	assert_int_equal(req(f, 0, VIRTIO_BLK_T_IN, 0, READ_GPA, 4096), VIRTIO_BLK_S_OK);
 }
 
 static void test_request_pool_exhaustion(void **state)
@@ -1415,10 +1453,12 @@ int main(void)
 		T(test_deferred_completion_and_reset),
 		T(test_request_pool_exhaustion),
 		T(test_inflight_bytes_cap),
+		T(test_cancel_stops_between_attempts),
 		T(test_used_length_covers_status),
 		T(test_unsupported_types_are_unsupp),
 		T(test_resize),
 		T(test_uring_reaps_inline),
+		T(test_uring_big_read_in_chunks),
 		T(test_blk_size_and_topology),
 		T(test_config_wce),
 		T(test_limits_follow_backend),
