@@ -5,7 +5,7 @@
 # Where it runs: `$MSIVM host` decides once. With a usable /dev/kvm (hardware or PVM) the suites
 # run on this host ("direct"). With none they run inside a nested host (scripts/nested/run.sh:
 # QEMU TCG whose Linux loads kvm_amd, this host's files over virtiofs), with the same binaries; a
-# suite whose first lines say "# e2e: needs 2 CPUs" gets a two-vCPU nested host, the others a
+# suite whose header says "# e2e: needs 2 CPUs" gets a two-vCPU nested host, the others a
 # one-vCPU one (docs/testing.md has the measurements behind that split). When the nested host
 # itself dies (its kernel panics or hangs: the rig's fault, not msivm's or the guest's) the suites
 # it did not finish run again in a fresh one, at most E2E_L1_BOOTS boots per group (default 3),
@@ -70,7 +70,7 @@ elif [ "$mode" = nested ]; then
 	# Group the suites by the nested host's vCPUs.
 	one=() two=()
 	for n in "${suites[@]}"; do
-		if head -n 5 "$here/$n" | grep -q '^# e2e: needs 2 CPUs'; then two+=("$n"); else one+=("$n"); fi
+		if head -n 12 "$here/$n" | grep -q '^# e2e: needs 2 CPUs'; then two+=("$n"); else one+=("$n"); fi
 	done
 	name=${E2E_NAME:-e2e}
 	shared=$top/build/nested/$name-results

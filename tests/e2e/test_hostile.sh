@@ -3,6 +3,8 @@
 # guest/README.md) and then works with another one. msivm must stay responsive: the other
 # device's work completes within a few seconds, and SIGTERM ends msivm with 143 within 1 s.
 # Each case prints the measured times. About 25 s in all.
+# e2e: needs 2 CPUs (the deadlines assume the I/O thread and the vCPU each have one: on a one-vCPU
+# nested host a net flood's I/O thread takes the CPU the guest needs, and its blk work took 7-40 s)
 . "$(dirname "$0")/lib.sh"
 
 WORK_DEADLINE_MS=${WORK_DEADLINE_MS:-8000}  # boot + flood start + the other work (0.6 s unflooded; 2 cores)
