@@ -11,7 +11,9 @@
 # it did not finish run again in a fresh one, at most E2E_L1_BOOTS boots per group (default 3),
 # each retry printed as "RETRY:"; a suite that failed is never run again.
 # Environment: MSIVM, PROBE (the binaries), E2E_SKIP, E2E_MODE=auto|direct|nested (default auto),
-# E2E_NAME (names the nested run's directory under build/nested/, default e2e).
+# E2E_NAME (names the nested run's directory under build/nested/, default e2e), E2E_GROUPS (nested:
+# "1", "2" or "1 2", the one- and two-vCPU groups to run; tests/e2e/passes.sh runs the two passes'
+# one-vCPU groups side by side, then each two-vCPU group alone).
 # Inside the nested host it runs direct with E2E_RESULTS set: each suite appends its verdict there.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,11 +69,17 @@ if [ "$mode" = direct ]; then
 		[ -n "${E2E_RESULTS:-}" ] && echo "$v" >>"$E2E_RESULTS"
 	done
 elif [ "$mode" = nested ]; then
-	# Group the suites by the nested host's vCPUs.
-	one=() two=()
+	# Group the suites by the nested host's vCPUs; E2E_GROUPS (default "1 2") picks the groups.
+	one=() two=() picked=()
+	groups=" ${E2E_GROUPS:-1 2} "
 	for n in "${suites[@]}"; do
-		if head -n 12 "$here/$n" | grep -q '^# e2e: needs 2 CPUs'; then two+=("$n"); else one+=("$n"); fi
+		if head -n 12 "$here/$n" | grep -q '^# e2e: needs 2 CPUs'; then
+			[[ "$groups" == *" 2 "* ]] && two+=("$n") && picked+=("$n")
+		else
+			[[ "$groups" == *" 1 "* ]] && one+=("$n") && picked+=("$n")
+		fi
 	done
+	suites=("${picked[@]}")
 	name=${E2E_NAME:-e2e}
 	shared=$top/build/nested/$name-results
 	mkdir -p "$top/build/nested"

@@ -4,11 +4,20 @@ set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
 
-# From a pipe: no raw mode, no escape; the UART's 16-byte FIFO paces a long line.
+# From a pipe: no raw mode, no escape; the UART's 16-byte FIFO paces a long line. The lines go
+# in once the probe says it reads (its UART set-up clears the receive FIFO, as Linux's does: what
+# came before is lost, as on a real line; a fixed 0.3 s wait lost 16 bytes to a slow nested boot).
 long="a line much longer than the sixteen bytes of the receive fifo"
-out=$( (sleep 0.3; printf 'hello\n%s\nquit\n' "$long") |
-	timeout 20 "$MSIVM" run --kernel "$PROBE" --serial tty --cmdline "echo exit=5" 2>"$TMP/err")
+mkfifo "$TMP/in"
+timeout 60 "$MSIVM" run --kernel "$PROBE" --serial tty --cmdline "echo exit=5" <"$TMP/in" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+exec 3>"$TMP/in"
+for _ in $(seq 300); do grep -q '^probe: echo ready' "$TMP/out" && break; sleep 0.1; done
+printf 'hello\n%s\nquit\n' "$long" >&3
+exec 3>&-
+wait "$pid"
 status=$?
+out=$(cat "$TMP/out")
 err=$(cat "$TMP/err")
 expect "--serial tty: lines piped in reach the guest, none lost" 5 "^probe: echo $long\$"
 

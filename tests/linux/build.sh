@@ -195,6 +195,18 @@ build_l2() {
 	rm -rf "$root"
 }
 
+# pack_host ROOT OUT WHAT: a nested host's kernel and uncompressed initramfs (ROOT) into OUT,
+# replaced together; ROOT is removed.
+pack_host() {
+	local root=$1 out=$2
+	cp "$KVMLINUZ" "$out/vmlinuz.new"
+	(cd "$root" && find . | sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.new"
+	mv -f "$out/vmlinuz.new" "$out/vmlinuz"
+	mv -f "$out/initramfs.cpio.new" "$out/initramfs.cpio"
+	note "$3: $out/vmlinuz ($KVER), $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), modules: $(tr '\n' ' ' <"$root/lib/modules/$KVER/load-order")"
+	rm -rf "$root"
+}
+
 build_l1() {
 	need busybox-static qemu-system-x86_64:qemu-system-x86 iperf3:iperf3 ip:iproute2 cpio:cpio \
 		xz:xz-utils zstd:zstd depmod:kmod dpkg-deb:dpkg
@@ -224,12 +236,7 @@ build_l1() {
 	install -m 644 "$here/checks.list" "$root/lc/checks.list"
 	install -m 755 "$here/l1-init" "$root/init"
 	echo "$KVER" >"$root/lc/kver"
-	cp "$KVMLINUZ" "$out/vmlinuz.new"
-	(cd "$root" && find . | sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.new"
-	mv -f "$out/vmlinuz.new" "$out/vmlinuz"
-	mv -f "$out/initramfs.cpio.new" "$out/initramfs.cpio"
-	note "L1: $out/vmlinuz ($KVER), $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), modules: $(tr '\n' ' ' <"$root/lib/modules/$KVER/load-order")"
-	rm -rf "$root"
+	pack_host "$root" "$out" L1
 }
 
 # The nested host that runs host commands (scripts/nested/run.sh): only a kernel, its modules and
@@ -245,12 +252,7 @@ build_l1run() {
 	for m in irqbypass kvm kvm-amd virtio_pci virtiofs tun vhost_net veth loop; do add_module "$root" "$m"; done
 	install -m 755 "$top/scripts/nested/init" "$root/init"
 	echo "$KVER" >"$root/nr/kver"
-	cp "$KVMLINUZ" "$out/vmlinuz.new"
-	(cd "$root" && find . | sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.new"
-	mv -f "$out/vmlinuz.new" "$out/vmlinuz"
-	mv -f "$out/initramfs.cpio.new" "$out/initramfs.cpio"
-	note "nested host: $out/vmlinuz ($KVER), $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), modules: $(tr '\n' ' ' <"$root/lib/modules/$KVER/load-order")"
-	rm -rf "$root"
+	pack_host "$root" "$out" "nested host"
 }
 
 mkdir -p "$OUT/l1" "$OUT/l2" "$OUT/l1run"
