@@ -5,7 +5,7 @@
 # /dev/kvm: make check's e2e suites and msivm lab run their guests in there.
 #
 #   scripts/nested/run.sh [--smp N] [--mem SIZE] [--timeout SECS] [--name NAME] [--retries N]
-#                         -- COMMAND [ARGS...]
+#                         [--keep DIR]... -- COMMAND [ARGS...]
 #
 # The command's output is shown as it comes (it also stays in build/nested/NAME/out). Exit status:
 # the command's; 75 when the nested host itself died (a kernel panic or BUG in L1), hung (its
@@ -14,12 +14,15 @@
 # run it again (the reason is in build/nested/NAME/l1-died); --retries N does so itself, at most N
 # more times, with a "RETRY:" line (a failure of the command is never retried). 125: the rig could
 # not start; 124: the command ran past --timeout (default 3600 s) in a live nested host.
-# Needs root (virtiofsd). The nested host's kernel and init: tests/linux/build.sh l1run (built
-# here when missing or older than scripts/nested/init).
+# The nested host has its own /tmp and /run; the source tree, the working directory and each
+# --keep DIR are the host's even when they lie below those. Needs root (virtiofsd). The nested
+# host's kernel and init: tests/linux/build.sh l1run (built here when missing or older than
+# scripts/nested/init).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 smp=${NESTED_SMP:-1} mem=${NESTED_MEM:-4G} tmo=${NESTED_TIMEOUT:-3600} name=run retries=0
+keep=()
 SILENCE=${NESTED_SILENCE:-60}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -28,6 +31,7 @@ while [ $# -gt 0 ]; do
 	--timeout) tmo=$2; shift ;;
 	--name) name=$2; shift ;;
 	--retries) retries=$2; shift ;;
+	--keep) keep+=("$(cd "$2" 2>/dev/null && pwd)") || { echo "nested: --keep $2: no such directory" >&2; exit 125; }; shift ;;
 	--) shift; break ;;
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "nested: unknown option $1 (see --help)" >&2; exit 125 ;;
@@ -42,10 +46,15 @@ command -v qemu-system-x86_64 >/dev/null && [ -x "$vfsd" ] ||
 	{ say "needs qemu-system-x86_64 and $vfsd (Debian's qemu-system-x86; scripts/deps.sh installs it)"; exit 125; }
 
 L1=$top/build/linux/l1run
+mkdir -p "$top/build/linux"
+exec 9>"$top/build/linux/l1run.lock"
+flock 9 # two runs at once (make check's two passes) build it once
 if [ ! -s "$L1/initramfs.cpio" ] || [ "$here/init" -nt "$L1/initramfs.cpio" ]; then
 	say "building the nested host (Debian cloud kernel, kvm_amd, virtiofs): tests/linux/build.sh l1run"
 	OUT=$top/build/linux "$top/tests/linux/build.sh" l1run >&2 || { say "building the nested host failed"; exit 125; }
 fi
+flock -u 9
+exec 9>&-
 
 dir=$top/build/nested/$name
 cmd=$(printf '%q ' "$@")
@@ -74,6 +83,7 @@ boot() {
 	rm -rf "$dir" && mkdir -p "$dir" || return 125
 	echo "$cmd" >"$dir/cmd"
 	echo "$cwd" >"$dir/cwd"
+	printf '%s\n' "$top" "$cwd" "${keep[@]}" >"$dir/keep"
 	# MSIVM_KVM_HOST=none (treat this host as one without KVM) is not for the nested host's own.
 	export -p | grep -v -E '^declare -x (PWD|OLDPWD|SHLVL|_|MSIVM_KVM_HOST)=' >"$dir/env"
 	"$vfsd" --socket-path="$sock" -o source=/ -o sandbox=chroot -o cache=always -o log_level=err >"$dir/virtiofsd.log" 2>&1 &

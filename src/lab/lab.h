@@ -172,9 +172,11 @@ void lab_host_probe(struct lab_host *h, const char *kvm_device);
 /* On a host with no usable KVM: replaces this process with the same lab inside a nested host
  * (scripts/nested/run.sh, or scripts/lab-linux.sh for `linux_guest`), found in the source tree
  * msivm was built in, after one line on stdout naming the mode and what it means for the figures.
- * argv is lab_main's (argv[0] "lab"). Returns only on failure: EXIT_USAGE after a message (no
- * tree, or no usable KVM inside the nested host either). */
-int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_host *h, bool linux_guest);
+ * argv is lab_main's (argv[0] "lab"); out_dir (probe lab: created here) stays the host's inside.
+ * Returns only on failure: EXIT_USAGE after a message (no tree, or no usable KVM inside the nested
+ * host either). */
+int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_host *h, bool linux_guest,
+		    const char *out_dir);
 
 /* The report's KVM mode of *h: "nested" when this lab was started by lab_nested_exec, else the
  * host's kind; `detail` is one line for the report header. */

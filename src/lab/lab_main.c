@@ -368,7 +368,7 @@ int lab_main(int argc, char **argv)
 	/* No KVM at all: nested. A device the operator named, or one this user may not open, is used
 	 * as it is (each run then fails with its error). */
 	if (kh.kind == KVM_HOST_NONE && !kh.denied && !o.kvm_device)
-		return lab_nested_exec(self, argc, argv, &kh, false);
+		return lab_nested_exec(self, argc, argv, &kh, false, o.out_dir);
 	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;
 	time_t now = time(NULL);

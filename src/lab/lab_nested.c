@@ -1,10 +1,12 @@
 /* Lab on a host with no usable KVM: the same lab command again, inside a nested host (scripts/nested/run.sh). */
 #include "lab/lab.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Set inside a nested host (by scripts/nested/run.sh and tests/linux/l1-init): the outer host's KVM. */
@@ -20,7 +22,8 @@ static void tree_path(const char *self, const char *rel, char *buf, size_t len)
 		buf[0] = 0;
 }
 
-int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_host *h, bool linux_guest)
+int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_host *h, bool linux_guest,
+		    const char *out_dir)
 {
 	char runner[4096];
 	if (getenv(NESTED_ENV)) {
@@ -51,9 +54,15 @@ int lab_nested_exec(const char *self, int argc, char **argv, const struct kvm_ho
 				args[n++] = argv[i];
 		}
 	} else { /* two vCPUs: the pinned and dedicated experiments need two CPUs */
-		static char *pre[] = { "--smp", "2", "--name", "lab", "--retries", "2", "--" };
+		static char *pre[] = { "--smp", "2", "--name", "lab", "--retries", "2" };
 		for (unsigned i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 			args[n++] = pre[i];
+		/* the report directory, made here: the nested host's own /tmp would hide one below it */
+		if (out_dir && (!mkdir(out_dir, 0755) || errno == EEXIST)) {
+			args[n++] = "--keep";
+			args[n++] = (char *)out_dir;
+		}
+		args[n++] = "--";
 		args[n++] = (char *)self;
 		for (int i = 0; i < argc; i++)
 			args[n++] = argv[i];

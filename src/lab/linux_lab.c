@@ -393,7 +393,7 @@ int ll_main(int argc, char **argv)
 				kh.why);
 			return EXIT_USAGE;
 		}
-		return lab_nested_exec(self, argc, argv, &kh, true);
+		return lab_nested_exec(self, argc, argv, &kh, true, NULL);
 	}
 	default_guest(&o, kbuf, ibuf, sizeof(kbuf));
 	if (check_file("kernel", o.kernel) || check_file("initrd", o.initrd))
