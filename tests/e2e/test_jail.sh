@@ -16,6 +16,38 @@ else
 	fail "msivm is built with full RELRO, BIND_NOW, stack protector and FORTIFY_SOURCE"
 fi
 
+# Every thread of a running VM with every device and the API is under seccomp: the process
+# baseline (main: 1 filter) and each thread's own list on top of it (vCPU, I/O, control, API: 2).
+# (--seccomp on: a sanitizer build's default is off.)
+truncate -s 1M "$TMP/sc.img"
+"$MSIVM" run --kernel "$PROBE" --seccomp on --rng "" --disk "path=$TMP/sc.img" \
+	--net backend=peer --console "out=$TMP/sc.con" --api-socket "$TMP/sc.sock" \
+	--cmdline "button=off" >"$TMP/sc.out" 2>"$TMP/sc.err" &
+vm=$!
+for _ in $(seq 600); do grep -q 'waiting for the power button' "$TMP/sc.out" && break; sleep 0.05; done
+bad="" roles=""
+for t in /proc/$vm/task/*; do
+	name=$(cat "$t/comm" 2>/dev/null) || continue
+	mode=$(awk '/^Seccomp:/ { print $2 }' "$t/status")
+	nf=$(awk '/^Seccomp_filters:/ { print $2 }' "$t/status")
+	case "$name" in
+	iou-* | kvm-*) continue ;; # io_uring's workers, KVM's NX recovery: kernel workers of the process
+	msivm-vcpu* | msivm-io | msivm-ctl | msivm-api) want=2 ;;
+	*) want=1 ;;
+	esac
+	roles="$roles $name"
+	[ "$mode" = 2 ] && [ "${nf:-0}" -ge "$want" ] || bad="$bad $name(Seccomp:$mode filters:$nf, want $want)"
+done
+kill -TERM "$vm" 2>/dev/null
+wait "$vm"
+status=$? out=$(cat "$TMP/sc.out") err=$(cat "$TMP/sc.err")
+if [ -z "$bad" ] && [[ "$roles" == *msivm-vcpu0* && "$roles" == *msivm-io* && "$roles" == *msivm-ctl* &&
+	"$roles" == *msivm-api* ]]; then
+	pass "every thread of a VM with rng, disk, net, console and the API runs under seccomp:$roles"
+else
+	fail "threads not under their filters:${bad:- none, but a role is missing from '$roles'}"
+fi
+
 if [ "$(id -u)" != 0 ]; then
 	echo "skip - --user/--chroot need root"
 	finish
