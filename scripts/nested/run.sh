@@ -17,7 +17,7 @@
 # The nested host has its own /tmp and /run; the source tree, the working directory and each
 # --keep DIR are the host's even when they lie below those. Needs root (virtiofsd). The nested
 # host's kernel and init: tests/linux/build.sh l1run (built here when missing or older than
-# scripts/nested/init).
+# scripts/nested/init or tests/linux/build.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -49,7 +49,8 @@ L1=$top/build/linux/l1run
 mkdir -p "$top/build/linux"
 exec 9>"$top/build/linux/l1run.lock"
 flock 9 # two runs at once (make check's two passes) build it once
-if [ ! -s "$L1/initramfs.cpio" ] || [ "$here/init" -nt "$L1/initramfs.cpio" ]; then
+if [ ! -s "$L1/initramfs.cpio" ] || [ "$here/init" -nt "$L1/initramfs.cpio" ] ||
+	[ "$top/tests/linux/build.sh" -nt "$L1/initramfs.cpio" ]; then
 	say "building the nested host (Debian cloud kernel, kvm_amd, virtiofs): tests/linux/build.sh l1run"
 	OUT=$top/build/linux "$top/tests/linux/build.sh" l1run >&2 || { say "building the nested host failed"; exit 125; }
 fi

@@ -1069,9 +1069,19 @@ static void test_ctrl_rx_filter(void **state)
 	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &off, 1),
 			 VIRTIO_NET_OK);
 	assert_false(rx_to(f, mc1));                            /* the multicast table is empty now */
-	/* Reset: promiscuous again. */
+	/* Reset: promiscuous again, and the MAC tables empty (5.1.6.5.2): an address the table held
+	 * before is filtered once promiscuous mode is off again. */
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, t, sizeof(t)),
+			 VIRTIO_NET_OK);
+	assert_true(rx_to(f, other));
+	assert_true(rx_to(f, mc1));
 	drv_init(f, 0);
 	assert_true(rx_to(f, mc2));
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
+			 VIRTIO_NET_OK);
+	assert_false(rx_to(f, other));
+	assert_false(rx_to(f, mc1));
+	assert_true(rx_to(f, guest_mac));
 	/* Without CTRL_RX negotiated the commands fail and nothing is filtered. */
 	drv_init(f, F(VIRTIO_NET_F_CTRL_RX));
 	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
