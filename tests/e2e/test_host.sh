@@ -94,7 +94,8 @@ for force in "" none; do
 	want_e2e=direct want_cl=nested
 	[ -n "$force" ] && want_e2e=nested
 	[ -z "$force" ] && [ "$kind" = hardware ] && want_cl=direct
-	line=$(MSIVM_KVM_HOST=$force E2E_ONLY=none-such "$here/run.sh" 2>&1 | head -n 1)
+	line=$(env -u E2E_MODE -u E2E_RESULTS -u E2E_GROUPS MSIVM_KVM_HOST=$force E2E_ONLY=none-such \
+		"$here/run.sh" 2>&1 | head -n 1) # (the variables this suite's own runner set: not for this one)
 	[[ "$line" == "e2e: mode $want_e2e: ${force:-$kind}: "* ]] &&
 		pass "tests/e2e/run.sh names its mode (${force:-this host}): '$line'" ||
 		fail "tests/e2e/run.sh's first line with MSIVM_KVM_HOST='$force': '$line' (want mode $want_e2e)"
