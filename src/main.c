@@ -23,7 +23,8 @@
 /* Exit statuses of msivm itself; a guest's debug-exit byte V is returned as V. */
 #define EXIT_MSIVM_ERROR 125 /* bad usage or host problem: nothing ran */
 #define EXIT_GUEST_RESET 123 /* the guest reset (rebooted) and --no-reboot was given */
-#define EXIT_GUEST_CRASH 126 /* guest stopped without debug-exit (KVM or emulation failure) */
+#define EXIT_GUEST_CRASH 126 /* the guest could not go on (KVM emulation or VM-entry failure) */
+#define EXIT_VMM_ERROR 122   /* msivm itself failed while the guest ran (KVM_RUN, a thread, the loop) */
 
 static int exit_status_of(const struct vm *vm)
 {
@@ -35,6 +36,8 @@ static int exit_status_of(const struct vm *vm)
 		return 0;
 	case VM_END_RESET:
 		return EXIT_GUEST_RESET;
+	case VM_END_VMM_ERROR:
+		return EXIT_VMM_ERROR;
 	default:
 		return EXIT_GUEST_CRASH;
 	}
@@ -212,6 +215,7 @@ static int run_vm(struct run_config *c)
 		int run_err = vm_run(vm, &err);
 		api_set_vm(&api, NULL, boot);
 		if (run_err) {
+			status = EXIT_VMM_ERROR;
 			vm_destroy(vm);
 			break;
 		}
@@ -230,18 +234,21 @@ static int run_vm(struct run_config *c)
 			continue;
 		}
 		status = reset && stop ? stop - 1 : exit_status_of(vm);
-		if (vm->end_reason && status != 0)
+		if (vm->end_reason && status != 0 && status != EXIT_VMM_ERROR)
 			log_info("guest stopped: %s", vm->end_reason);
 		if (c->stats)
 			vm_stats_print(vm, stderr);
 		if (stats_out && vm_stats_write_json(vm, stats_out, c->stats_json, &err))
 			fprintf(stderr, "msivm: %s\n", err.msg);
+		if (status == EXIT_VMM_ERROR) /* the log may be a file: say it where the operator looks */
+			error_set(&err, -EIO, "msivm failed while the guest ran: %s (the log says more)",
+				  vm->end_reason ? vm->end_reason : "see the log");
 		vm_destroy(vm);
 		break;
 	}
 	api_server_stop(api_srv);
 	free(config_json);
-	if (status == EXIT_MSIVM_ERROR)
+	if (status == EXIT_MSIVM_ERROR || status == EXIT_VMM_ERROR)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);
 	if (c->vm.serial_fd > 2)

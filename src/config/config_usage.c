@@ -103,9 +103,9 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 when the guest powers off (ACPI S5), the byte the guest wrote\n"
 	"to port 0xf4 (debug-exit; QEMU's isa-debug-exit would give (byte << 1) | 1),\n"
-	"123 if the guest reset under --no-reboot, 125 if msivm could not run the\n"
-	"guest, 126 if the guest crashed, 128+N after signal N (159: a seccomp\n"
-	"filter stopped msivm). A guest reset (ACPI\n"
+	"122 if msivm itself failed while the guest ran, 123 if the guest reset under\n"
+	"--no-reboot, 125 if msivm could not run the guest, 126 if the guest crashed,\n"
+	"128+N after signal N (159: a seccomp filter stopped msivm). A guest reset (ACPI\n"
 	"reset register, i8042 reset pulse, triple fault) reboots the VM in place:\n"
 	"fresh vCPUs and devices, kernel and initrd loaded again, disks kept.\n";
 const char *config_usage(void) { return usage_text; }

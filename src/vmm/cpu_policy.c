@@ -2,6 +2,7 @@
 #include "vmm/cpu_policy.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "util/parse.h"
@@ -93,9 +97,27 @@ static int enable_cap(int vm_fd, uint32_t cap, uint64_t arg, const char *name, s
 	return 0;
 }
 
+/* SCHED_FIFO at `prio` is allowed with CAP_SYS_NICE or an RLIMIT_RTPRIO of at least `prio`
+ * (sched(7)); asked without changing this thread, so a refusal comes before the VM runs. */
+static bool rt_permitted(int prio)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_RTPRIO, &rl) == 0 && rl.rlim_cur >= (rlim_t)prio)
+		return true;
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	if (syscall(SYS_capget, &hdr, data))
+		return true; /* cannot tell: the thread's own attempt will say */
+	return data[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
+}
+
 int cpu_policy_apply_vm(const struct cpu_policy *p, int vm_fd, struct error *err)
 {
 	int ret;
+	if (p->rt_prio > 0 && !rt_permitted(p->rt_prio))
+		return error_set(err, -EPERM, "--rt %d: not permitted to use SCHED_FIFO (run as root, "
+				 "or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least %d)",
+				 p->rt_prio, p->rt_prio);
 	if (p->dedicated) {
 		int have = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_DISABLE_EXITS);
 		uint64_t want = KVM_X86_DISABLE_EXITS_HLT | KVM_X86_DISABLE_EXITS_PAUSE;

@@ -35,8 +35,10 @@ int cpu_policy_parse_pins(struct cpu_policy *p, const char *spec, uint32_t ncpus
 int cpu_policy_check(const struct cpu_policy *p, uint32_t ncpus, struct error *err);
 
 /* Enables the VM-wide KVM settings (KVM_CAP_X86_DISABLE_EXITS for HLT and
- * PAUSE, KVM_CAP_HALT_POLL). Must run before any vCPU exists: KVM refuses
- * DISABLE_EXITS afterwards. Returns 0 or -errno with a message. */
+ * PAUSE, KVM_CAP_HALT_POLL) and refuses --rt up front (-EPERM) when this
+ * process may not use SCHED_FIFO at that priority. Must run before any vCPU
+ * exists: KVM refuses DISABLE_EXITS afterwards. Returns 0 or -errno with a
+ * message. */
 int cpu_policy_apply_vm(const struct cpu_policy *p, int vm_fd, struct error *err);
 
 /* Where the I/O thread may run when io= was not given, out of `allowed` (the CPUs the process

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "arch/x86/fault.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "vmm/kvm_stats.h"
 #include "vmm/seccomp.h"
@@ -133,20 +134,42 @@ static bool handle_exit(struct vcpu *cpu)
 			 run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
 				 ? ": instruction emulation failed" : "");
 		report_fault(cpu, what);
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop(vm, VM_END_CRASH, 0);
 		return false;
 	case KVM_EXIT_FAIL_ENTRY:
 		snprintf(what, sizeof(what), "VM entry failed (reason 0x%llx)",
 			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
 		report_fault(cpu, what);
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop(vm, VM_END_CRASH, 0);
 		return false;
 	default:
 		snprintf(what, sizeof(what), "unexpected exit reason %u", run->exit_reason);
 		report_fault(cpu, what);
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "KVM gave an exit msivm does not handle");
 		return false;
 	}
+}
+
+/* KVM_RUN answers EAGAIN when an application processor waiting for INIT/SIPI
+ * wakes up without one: it blocked first, so that comes rarely. Back-to-back
+ * EAGAINs are a failure KVM repeats (seen: it cannot create its NX-huge-page
+ * recovery thread under RLIMIT_NPROC), which would otherwise spin forever. */
+struct eagain_streak {
+	uint64_t since_ns; /* CLOCK_MONOTONIC of the streak's first EAGAIN */
+	uint32_t count;    /* EAGAINs since then with no exit in between */
+};
+
+#define EAGAIN_STUCK_COUNT 10000 /* this many within EAGAIN_STUCK_NS: stuck */
+#define EAGAIN_STUCK_NS 1000000000ULL
+
+static bool eagain_is_stuck(struct eagain_streak *s)
+{
+	uint64_t now = clock_now_ns();
+	if (s->count == 0 || now - s->since_ns >= EAGAIN_STUCK_NS) {
+		s->since_ns = now;
+		s->count = 0;
+	}
+	return ++s->count >= EAGAIN_STUCK_COUNT;
 }
 
 static void *vcpu_thread(void *arg)
@@ -160,20 +183,24 @@ static void *vcpu_thread(void *arg)
 	if (cpu_policy_apply_thread(&vm->cfg.cpu, (int)cpu->id, &err) ||
 	    seccomp_install(SECCOMP_VCPU, vm->cfg.seccomp, name, &err)) {
 		log_err("vCPU %u: %s", cpu->id, err.msg);
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "a vCPU thread could not be set up");
 		return NULL;
 	}
 
+	struct eagain_streak streak = { 0, 0 };
 	while (atomic_load(&vm->end) == VM_RUNNING) {
 		if (vm_pause_point(vm, cpu))
 			continue;
 		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR || (errno == EAGAIN && !eagain_is_stuck(&streak)))
 				continue;
-			log_err("vCPU %u: KVM_RUN failed: %s", cpu->id, strerror(errno));
-			vm_request_stop(vm, VM_END_ERROR, 0);
+			log_err("vCPU %u: KVM_RUN failed: %s%s", cpu->id, strerror(errno),
+				errno == EAGAIN ? " (again and again: a host limit such as "
+						  "RLIMIT_NPROC may keep KVM from starting its helper thread)" : "");
+			vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "KVM_RUN failed");
 			break;
 		}
+		streak.count = 0;
 		if (!handle_exit(cpu))
 			break;
 	}

@@ -138,7 +138,7 @@ static void *control_thread(void *arg)
 	struct error err;
 	if (seccomp_install(SECCOMP_CONTROL, vm->cfg.seccomp, "msivm-ctl", &err)) {
 		log_err("control thread: %s", err.msg);
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "the control thread could not be set up");
 		return NULL;
 	}
 	struct pollfd fds[2] = { { .fd = vm->signal_fd, .events = POLLIN },
@@ -156,7 +156,7 @@ static void *control_thread(void *arg)
 			if (errno == EINTR)
 				continue;
 			log_err("control thread: poll: %s", strerror(errno));
-			vm_request_stop(vm, VM_END_ERROR, 0);
+			vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "the control thread failed");
 			return NULL;
 		}
 		if (n == 0 && deadline) {
@@ -491,7 +491,7 @@ static void *io_thread_main(void *arg)
 	    seccomp_install(SECCOMP_IO, vm->cfg.seccomp, "msivm-io", &err)) {
 		log_err("I/O thread: %s", err.msg);
 		vm->io_error = -EPERM;
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "the I/O thread could not be set up");
 		return NULL;
 	}
 	while (atomic_load(&vm->end) == VM_RUNNING) {
@@ -499,7 +499,7 @@ static void *io_thread_main(void *arg)
 		if (n < 0) {
 			log_err("event loop failed: %s", strerror(-n));
 			vm->io_error = n;
-			vm_request_stop(vm, VM_END_ERROR, 0);
+			vm_request_stop_reason(vm, VM_END_VMM_ERROR, 0, "the event loop failed");
 		}
 	}
 	struct timespec ts;
@@ -513,13 +513,13 @@ int vm_run(struct vm *vm, struct error *err)
 	pthread_t ctl;
 	int pret = pthread_create(&ctl, NULL, control_thread, vm);
 	if (pret) {
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop(vm, VM_END_VMM_ERROR, 0);
 		return error_set(err, -pret, "cannot start the control thread: %s", strerror(pret));
 	}
 	int ret = 0;
 	pret = pthread_create(&vm->io_thread, NULL, io_thread_main, vm);
 	if (pret) {
-		vm_request_stop(vm, VM_END_ERROR, 0);
+		vm_request_stop(vm, VM_END_VMM_ERROR, 0);
 		control_stop(vm, ctl);
 		return error_set(err, -pret, "cannot start the I/O thread: %s", strerror(pret));
 	}
@@ -527,7 +527,7 @@ int vm_run(struct vm *vm, struct error *err)
 		ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {
 			error_set(err, ret, "cannot start vCPU %u: %s", i, strerror(-ret));
-			vm_request_stop(vm, VM_END_ERROR, 0);
+			vm_request_stop(vm, VM_END_VMM_ERROR, 0);
 		}
 	}
 	pthread_join(vm->io_thread, NULL);

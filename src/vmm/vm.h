@@ -74,7 +74,8 @@ enum vm_end {
 	VM_END_POWEROFF,     /* the guest powered off (ACPI S5) */
 	VM_END_RESET,        /* the guest reset: ACPI reset register, i8042 pulse, triple fault */
 	VM_END_SHUTDOWN,     /* the guest stopped unrecoverably (crash system event, HLT without LAPIC) */
-	VM_END_ERROR,        /* KVM or emulation failure */
+	VM_END_CRASH,        /* the guest could not go on: KVM emulation or VM-entry failure */
+	VM_END_VMM_ERROR,    /* msivm itself failed: KVM_RUN, a thread's setup, the event loop */
 };
 
 struct vm {
