@@ -43,6 +43,14 @@ static int exit_status_of(const struct vm *vm)
 	}
 }
 
+/* --stats: one block per boot, headed by its number and what ended it. */
+static void print_boot_stats(struct vm *vm, unsigned boot)
+{
+	fprintf(stderr, "stats of boot %u (it ended: %s):\n", boot,
+		vm->end_reason ? vm->end_reason : "see the exit status");
+	vm_stats_print(vm, stderr);
+}
+
 /* --serial as the configuration keeps it: "file=FILE" (output to a file), "tty" (standard
  * output, and standard input in raw mode with Ctrl-a x to quit when it is a terminal), "off";
  * NULL: standard output. Returns -1 on success (with *raw and *saved set when the terminal
@@ -229,6 +237,8 @@ static int run_vm(struct run_config *c)
 				 "build the VM again; stopping", vm->end_reason);
 		else if (reset && !c->no_reboot) {
 			log_info("guest reset (%s): reboot %u", vm->end_reason, boot);
+			if (c->stats)
+				print_boot_stats(vm, boot);
 			vm_destroy(vm);
 			keep_console_output(&c->vm);
 			continue;
@@ -237,7 +247,7 @@ static int run_vm(struct run_config *c)
 		if (vm->end_reason && status != 0 && status != EXIT_VMM_ERROR)
 			log_info("guest stopped: %s", vm->end_reason);
 		if (c->stats)
-			vm_stats_print(vm, stderr);
+			print_boot_stats(vm, boot);
 		if (stats_out && vm_stats_write_json(vm, stats_out, c->stats_json, &err))
 			fprintf(stderr, "msivm: %s\n", err.msg);
 		if (status == EXIT_VMM_ERROR) /* the log may be a file: say it where the operator looks */

@@ -2,24 +2,34 @@
 #include "api/api.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+#include "util/parse.h"
+
 #define EXIT_REMOTE_USAGE 125
+#define EXIT_REMOTE_TIMEOUT 124 /* msivm did not answer within --timeout */
 #define REPLY_MAX (1 << 20)
+#define TIMEOUT_DEFAULT_S 30
 
 static const char remote_usage[] =
-	"usage: msivm remote --api-socket PATH COMMAND\n"
+	"usage: msivm remote --api-socket PATH [--timeout SECONDS] COMMAND\n"
 	"Sends one request to a running msivm's API socket and prints the JSON reply.\n"
 	"  info           GET /vm: state, boot count, configuration\n"
 	"  metrics        GET /metrics: interrupts per vector, VM exits, device counters\n"
 	"  pause, resume, power-button, shutdown, reboot, resize-disks\n"
 	"                 PUT /vm/COMMAND\n"
-	"Exit status: 0 for a 2xx reply, 1 for another reply, 125 when no request could be sent.\n";
+	"  --timeout S    give up when the whole reply has not come within S seconds\n"
+	"                 (default 30; 0 waits for ever)\n"
+	"Exit status: 0 for a 2xx reply, 1 for another reply, 124 when msivm did not answer\n"
+	"within --timeout, 125 when no request could be sent.\n";
 
 /* Writes all of buf. Returns 0 or -errno. */
 static int send_all(int fd, const char *buf, size_t len)
@@ -36,10 +46,35 @@ static int send_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* One request on a fresh connection ("Connection: close"); *reply gets the
- * whole response, NUL-terminated. Returns 0 or -errno (message on stderr). */
-static int exchange(const char *path, const char *method, const char *url, char **reply)
+/* Waits until fd is readable or the deadline (CLOCK_MONOTONIC ns, 0: none)
+ * passes. Returns 0 or -ETIMEDOUT. */
+static int wait_readable(int fd, uint64_t deadline)
 {
+	for (;;) {
+		int ms = -1;
+		if (deadline) {
+			uint64_t now = clock_now_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return 0; /* recv will say what is wrong */
+	}
+}
+
+/* One request on a fresh connection ("Connection: close"); *reply gets the
+ * whole response, NUL-terminated, within timeout_s seconds (0: no limit; the
+ * connect and send are bounded by it too). Returns 0, -ETIMEDOUT or -errno
+ * (message on stderr). */
+static int exchange(const char *path, const char *method, const char *url, unsigned timeout_s,
+		    char **reply)
+{
+	uint64_t deadline = timeout_s ? clock_now_ns() + timeout_s * 1000000000ULL : 0;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		fprintf(stderr, "msivm remote: socket path too long: %s\n", path);
@@ -47,6 +82,9 @@ static int exchange(const char *path, const char *method, const char *url, char 
 	}
 	strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { .tv_sec = timeout_s };
+	if (fd >= 0 && timeout_s) /* connect (a full backlog) and send wait at most this long */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		int e = errno;
 		fprintf(stderr, "msivm remote: cannot connect to %s: %s\n", path, strerror(e));
@@ -62,6 +100,8 @@ static int exchange(const char *path, const char *method, const char *url, char 
 	size_t len = 0;
 	int ret = buf ? send_all(fd, req, (size_t)n) : -ENOMEM;
 	while (!ret && len < REPLY_MAX) {
+		if ((ret = wait_readable(fd, deadline)))
+			break;
 		ssize_t r = recv(fd, buf + len, REPLY_MAX - len, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -72,6 +112,12 @@ static int exchange(const char *path, const char *method, const char *url, char 
 		len += (size_t)r;
 	}
 	close(fd);
+	if (ret == -ETIMEDOUT || ret == -EAGAIN) {
+		fprintf(stderr, "msivm remote: %s: no reply within %u s (msivm is not answering; "
+			"--timeout sets the limit)\n", path, timeout_s);
+		free(buf);
+		return -ETIMEDOUT;
+	}
 	if (ret) {
 		fprintf(stderr, "msivm remote: %s: %s\n", path, strerror(-ret));
 		free(buf);
@@ -84,7 +130,8 @@ static int exchange(const char *path, const char *method, const char *url, char 
 
 int api_client_main(int argc, char **argv)
 {
-	const char *path = NULL, *cmd = NULL;
+	const char *path = NULL, *cmd = NULL, *tmo = NULL;
+	unsigned timeout_s = TIMEOUT_DEFAULT_S;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(remote_usage, stdout);
@@ -94,6 +141,10 @@ int api_client_main(int argc, char **argv)
 			path = argv[++i];
 		else if (!strncmp(argv[i], "--api-socket=", 13))
 			path = argv[i] + 13;
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			tmo = argv[++i];
+		else if (!strncmp(argv[i], "--timeout=", 10))
+			tmo = argv[i] + 10;
 		else if (!cmd && argv[i][0] != '-')
 			cmd = argv[i];
 		else {
@@ -101,6 +152,13 @@ int api_client_main(int argc, char **argv)
 			return EXIT_REMOTE_USAGE;
 		}
 	}
+	uint64_t t = 0;
+	if (tmo && parse_uint(tmo, 0, 86400, &t)) {
+		fprintf(stderr, "msivm remote: bad --timeout '%s': seconds, 0 to 86400\n", tmo);
+		return EXIT_REMOTE_USAGE;
+	}
+	if (tmo)
+		timeout_s = (unsigned)t;
 	if (!path || !cmd) {
 		fprintf(stderr, "msivm remote: %s (see msivm remote --help)\n",
 			!path ? "--api-socket PATH is required" : "which command?");
@@ -126,8 +184,9 @@ int api_client_main(int argc, char **argv)
 		snprintf(url, sizeof(url), "/vm/%s", cmd);
 	}
 	char *reply = NULL;
-	if (exchange(path, method, url, &reply))
-		return EXIT_REMOTE_USAGE;
+	int ret = exchange(path, method, url, timeout_s, &reply);
+	if (ret)
+		return ret == -ETIMEDOUT ? EXIT_REMOTE_TIMEOUT : EXIT_REMOTE_USAGE;
 	unsigned status = 0;
 	const char *body = strstr(reply, "\r\n\r\n");
 	if (sscanf(reply, "HTTP/1.%*c %u", &status) != 1 || !body) {

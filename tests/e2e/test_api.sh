@@ -172,5 +172,24 @@ run remote --api-socket "$TMP/nothing.sock" info
 expect "msivm remote names a socket nobody serves" 125 "" "cannot connect to .*nothing.sock"
 run remote info
 expect "msivm remote without --api-socket" 125 "" "--api-socket PATH is required"
+run remote --api-socket "$SOCK" --timeout soon info
+expect "msivm remote with a bad --timeout" 125 "" "bad --timeout 'soon'"
+
+# A msivm that stopped answering: a socket that accepts and never replies. msivm remote must give
+# up after --timeout with its own status (124) and say so, not wait for ever.
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()
+c = s.accept(); time.sleep(30)' "$TMP/mute.sock" &
+mute=$!
+for _ in $(seq 50); do [ -S "$TMP/mute.sock" ] && break; sleep 0.05; done
+t0=$(date +%s%N)
+run remote --api-socket "$TMP/mute.sock" --timeout 1 info
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$mute" 2>/dev/null; wait "$mute" 2>/dev/null
+if [ "$ms" -lt 5000 ]; then
+	expect "msivm remote --timeout 1 against a mute API: 124 after ${ms} ms" 124 "" "no reply within 1 s"
+else
+	fail "msivm remote --timeout 1 against a mute API took ${ms} ms"
+fi
 
 finish

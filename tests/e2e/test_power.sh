@@ -60,6 +60,21 @@ for p in acpi-reset kbd-reset triple; do
 	fi
 done
 
+# --stats prints a block per boot, headed by its number and what ended it, each with that boot's
+# own counts (a check of boot 1's traffic must not read a later boot's zeros).
+until_then_term '[ "$(lines "^probe: rng read 4096 bytes" "$TMP/out")" -ge 2 ]' --rng "" --stats \
+	--cmdline "power=acpi-reset rng=4"
+heads=$(grep -c '^stats of boot [0-9]* (it ended: ' <<<"$err")
+first=$(grep -m1 '^stats of boot' <<<"$err")
+reqs=$(grep -o 'rng0: [0-9]* requests' <<<"$err" | awk '{ print $2 }' | tr '\n' ' ')
+n1=${reqs%% *}
+if [ "$heads" -ge 2 ] && [ "$first" = "stats of boot 1 (it ended: ACPI reset register):" ] &&
+	[ "$(wc -w <<<"$reqs")" = "$heads" ] && [ "${n1:-0}" -ge 1 ]; then
+	pass "--stats: one block per boot ($heads), boot 1's rng requests counted in its own ($reqs)"
+else
+	fail "--stats: one block per boot (headers $heads, first '$first', rng requests per block: $reqs)"
+fi
+
 # The serial and virtio-console files grow across reboots instead of starting over.
 until_then_term '[ "$(lines "probe: power=acpi-reset" "$TMP/hvc.txt")" -ge 2 ]' --serial "$TMP/serial.txt" \
 	--console "out=$TMP/hvc.txt" --cmdline "console=virtio power=acpi-reset rng=0"
