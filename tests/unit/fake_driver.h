@@ -39,14 +39,21 @@ static inline uint64_t vdrv_config(struct virtio_pci *t, uint32_t off, uint32_t 
 	return le64toh(v);
 }
 
+/* Reset, ACKNOWLEDGE, DRIVER: where a driver reads the device's configuration
+ * before it picks features (3.1.1 step 4, 2.5.1). */
+static inline void vdrv_acknowledge(struct virtio_pci *t)
+{
+	vdrv_write(t, VPCI_STATUS, 0, 1);
+	vdrv_write(t, VPCI_STATUS, VIRTIO_STATUS_ACK, 1);
+	vdrv_write(t, VPCI_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER, 1);
+}
+
 /* Reset, ACKNOWLEDGE, DRIVER, then every offered feature but `drop`, and
  * FEATURES_OK. Returns the features the device offered; the caller checks
  * that FEATURES_OK stuck. */
 static inline uint64_t vdrv_negotiate(struct virtio_pci *t, uint64_t drop)
 {
-	vdrv_write(t, VPCI_STATUS, 0, 1);
-	vdrv_write(t, VPCI_STATUS, VIRTIO_STATUS_ACK, 1);
-	vdrv_write(t, VPCI_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER, 1);
+	vdrv_acknowledge(t);
 	vdrv_write(t, VPCI_DFSELECT, 0, 4);
 	uint64_t offered = vdrv_read(t, VPCI_DF, 4);
 	vdrv_write(t, VPCI_DFSELECT, 1, 4);

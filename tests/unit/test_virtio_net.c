@@ -419,17 +419,48 @@ static void test_config_and_features(void **state)
 	assert_int_equal(cfg(f, 0, 1), 0x52);
 }
 
-static void test_mac_and_mtu_options(void **state)
+/* Creates device `index` over a responder peer with --net mtu=9000,mac=02:aa:bb:cc:dd:ee; the
+ * driver has not touched it yet. */
+static void init_mtu9000_mac(struct fx *f, unsigned index)
 {
-	struct fx *f = *state;
 	f->net = calloc(1, sizeof(*f->net));
+	assert_non_null(f->net);
 	struct virtio_net_opts o = { .queues = 1, .mtu = 9000, .mac_set = true,
 				     .mac = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee } };
 	struct virtio_pci_config pc = { .mode = IRQ_MODE_MSIX, .vectors = -1 };
 	struct pci_window win = { 0xC0000000ull, 0xE0000000ull };
 	struct error err;
-	assert_int_equal(virtio_net_init(f->net, 3, &o, open_peer(NET_PEER_RESPONDER, 0, 0), &pc,
+	assert_int_equal(virtio_net_init(f->net, index, &o, open_peer(NET_PEER_RESPONDER, 0, 0), &pc,
 					 &f->gm, -1, &f->routes, NULL, &f->mmio, win, &err), 0);
+}
+
+/* 2.5.1: the MAC, status, pairs and MTU are readable through BAR0 before FEATURES_OK (Linux
+ * reads the MTU while it validates features) and read the same afterwards. */
+static void test_config_readable_before_features_ok(void **state)
+{
+	struct fx *f = *state;
+	init_mtu9000_mac(f, 0);
+	struct virtio_pci *t = &f->net->pci;
+	vdrv_acknowledge(t);
+	assert_int_equal(dev_status(f), VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER);
+	uint64_t lo = vdrv_bar0_read(t, VPCI_DEVICE_OFF, 4), hi = vdrv_bar0_read(t, VPCI_DEVICE_OFF + 4, 2);
+	assert_int_equal(lo, 0xccbbaa02u);
+	assert_int_equal(hi, 0xeedd);
+	uint64_t status = vdrv_bar0_read(t, VPCI_DEVICE_OFF + 6, 2);
+	assert_int_equal(status, VIRTIO_NET_S_LINK_UP);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF + 8, 2), 1);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF + 10, 2), 9000);
+	drv_init(f, 0);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF, 4), lo);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF + 4, 2), hi);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF + 6, 2), status);
+	assert_int_equal(vdrv_bar0_read(t, VPCI_DEVICE_OFF + 10, 2), 9000);
+}
+
+static void test_mac_and_mtu_options(void **state)
+{
+	struct fx *f = *state;
+	init_mtu9000_mac(f, 3);
 	drv_init(f, 0);
 	assert_int_equal(cfg(f, 0, 1), 0x02);
 	assert_int_equal(cfg(f, 5, 1), 0xee);
@@ -1332,6 +1363,151 @@ static void test_offload_header(void **state)
 	assert_int_equal(f->ram[rx_buf(0)], 0);    /* DATA_VALID not passed on */
 }
 
+/* 2.2.1 / 5.1.3.1: no feature is offered without the feature it depends on, whatever offloads
+ * the backend claims (including ECN or TSO without checksum offload) and with one or two pairs. */
+static void assert_feature_deps(uint64_t o)
+{
+	const struct { int feat, needs, or_needs; } deps[] = {
+		{ VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_CSUM, -1 },
+		{ VIRTIO_NET_F_HOST_TSO6, VIRTIO_NET_F_CSUM, -1 },
+		{ 14 /* HOST_UFO */, VIRTIO_NET_F_CSUM, -1 },
+		{ VIRTIO_NET_F_HOST_ECN, VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_HOST_TSO6 },
+		{ VIRTIO_NET_F_GUEST_TSO4, VIRTIO_NET_F_GUEST_CSUM, -1 },
+		{ VIRTIO_NET_F_GUEST_TSO6, VIRTIO_NET_F_GUEST_CSUM, -1 },
+		{ VIRTIO_NET_F_GUEST_UFO, VIRTIO_NET_F_GUEST_CSUM, -1 },
+		{ VIRTIO_NET_F_GUEST_ECN, VIRTIO_NET_F_GUEST_TSO4, VIRTIO_NET_F_GUEST_TSO6 },
+		{ VIRTIO_NET_F_CTRL_RX, VIRTIO_NET_F_CTRL_VQ, -1 },
+		{ 19 /* CTRL_VLAN */, VIRTIO_NET_F_CTRL_VQ, -1 },
+		{ 21 /* GUEST_ANNOUNCE */, VIRTIO_NET_F_CTRL_VQ, -1 },
+		{ VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_VQ, -1 },
+		{ VIRTIO_NET_F_CTRL_MAC_ADDR, VIRTIO_NET_F_CTRL_VQ, -1 },
+		{ VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_CTRL_VQ, -1 },
+	};
+	for (size_t i = 0; i < sizeof(deps) / sizeof(deps[0]); i++) {
+		if (!(o & F(deps[i].feat)))
+			continue;
+		bool met = (o & F(deps[i].needs)) || (deps[i].or_needs >= 0 && (o & F(deps[i].or_needs)));
+		if (!met)
+			fail_msg("feature %d offered without %d (offered 0x%llx)", deps[i].feat,
+				 deps[i].needs, (unsigned long long)o);
+	}
+}
+
+static void test_feature_dependencies(void **state)
+{
+	struct fx *f = *state;
+	const unsigned C = NET_OFFLOAD_CSUM, T4 = NET_OFFLOAD_TSO4, T6 = NET_OFFLOAD_TSO6,
+		       E = NET_OFFLOAD_ECN;
+	const unsigned sets[] = { 0, C, C | T4, C | T6, C | E, C | T4 | T6 | E, T4 | T6 | E, E, T4 | E };
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		for (uint16_t pairs = 1; pairs <= 2; pairs++) {
+			struct net_backend *be = open_fake(f, HDR, sets[i]);
+			be->nqueues = pairs;
+			start_with(f, be, pairs, 0, 0);
+			assert_feature_deps(f->offered);
+			virtio_net_destroy(f->net);
+			free(f->net);
+			f->net = NULL;
+		}
+	}
+}
+
+/* 5.1.6.4.1: frames from the backend reach the driver only with header bits it accepts: an ECN
+ * GSO frame is dropped without GUEST_ECN (a SHOULD NOT), RSC_INFO (bit 2) is never passed on
+ * (RSC_EXT is never offered), and a VLAN-tagged frame for the station address passes the
+ * filter with promiscuous mode off (5.1.6.5.3: no CTRL_VLAN, so no VLAN filtering). */
+static void test_rx_header_bits_and_vlan(void **state)
+{
+	struct fx *f = *state;
+	start_with(f, open_fake(f, HDR, NET_OFFLOAD_CSUM | NET_OFFLOAD_TSO4), 1, 0, 0);
+	assert_false(f->offered & F(VIRTIO_NET_F_GUEST_ECN));
+	assert_false(f->offered & (1ull << 61)); /* RSC_EXT */
+	uint8_t in[200] = { VIRTIO_NET_HDR_F_NEEDS_CSUM, VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN,
+			    54, 0, 0xb4, 0x05, 34, 0, 16, 0, 0, 0 };
+	memcpy(in + HDR, guest_mac, 6);
+	memcpy(in + HDR + 6, peer_mac, 6);
+	in[HDR + 12] = 0x08;
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	inject(f, in, sizeof(in));
+	poll_dev(f);
+	assert_false(take_used(f, 0));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_BAD_HDR], 1);
+	in[0] = VIRTIO_NET_HDR_F_DATA_VALID | 4 /* RSC_INFO */;
+	in[1] = VIRTIO_NET_HDR_GSO_NONE;
+	inject(f, in, sizeof(in));
+	poll_dev(f);
+	assert_true(take_used(f, 0));
+	assert_int_equal(f->ram[rx_buf(0)], VIRTIO_NET_HDR_F_DATA_VALID);
+	/* VLAN: promiscuous off; tagged frames for the station pass, for another address do not. */
+	uint8_t off = 0;
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1),
+			 VIRTIO_NET_OK);
+	uint8_t tagged[HDR + 64] = { 0 };
+	memcpy(tagged + HDR, guest_mac, 6);
+	memcpy(tagged + HDR + 6, peer_mac, 6);
+	tagged[HDR + 12] = 0x81; /* 802.1Q, VLAN 5, then IPv4 */
+	tagged[HDR + 15] = 5;
+	tagged[HDR + 16] = 0x08;
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	inject(f, tagged, sizeof(tagged));
+	poll_dev(f);
+	assert_true(take_used(f, 0));
+	assert_int_equal(f->ram[rx_buf(0) + HDR + 12], 0x81);
+	tagged[HDR + 5] ^= 1; /* another station */
+	rx_post(f, 0, 0, 0x10000);
+	kick(f, 0);
+	inject(f, tagged, sizeof(tagged));
+	poll_dev(f);
+	assert_false(take_used(f, 0));
+	assert_int_equal(f->net->stats.drops[VNET_DROP_RX_FILTERED], 1);
+}
+
+/* 5.1.6.2.2: the device relies neither on hdr_len (a hint: a wrong one still sends the frame as
+ * it came) nor, without NEEDS_CSUM, on the packet's checksum (a frame with a wrong UDP checksum
+ * goes out unchanged). */
+static void test_tx_trusts_neither_hdr_len_nor_checksum(void **state)
+{
+	struct fx *f = *state;
+	start_with(f, open_fake(f, HDR, NET_OFFLOAD_CSUM | NET_OFFLOAD_TSO4), 1, 0, 0);
+	static uint8_t frame[3000];
+	memset(frame, 0x44, sizeof(frame));
+	const uint16_t lens[] = { 0, 1, 0xffff };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint8_t tso[HDR] = { VIRTIO_NET_HDR_F_NEEDS_CSUM, VIRTIO_NET_HDR_GSO_TCPV4,
+				     (uint8_t)lens[i], (uint8_t)(lens[i] >> 8), 0xb4, 0x05, 34, 0, 16, 0 };
+		tx_done(f, 1, tx_hdr(f, 1, tso, frame, sizeof(frame)));
+		assert_int_equal(f->fake->sent_len, HDR + sizeof(frame));
+		assert_memory_equal(f->fake->sent, tso, 10);
+	}
+	uint8_t p[128];
+	size_t n = udp(p, 1000, 9, 40);
+	put16be(p + 34 + 6, 0x1234); /* a UDP checksum that does not match */
+	assert_false(udp_csum_ok(p + 14));
+	tx_done(f, 1, tx(f, p, n));
+	assert_int_equal(f->fake->sent_len, HDR + n);
+	assert_memory_equal(f->fake->sent + HDR, p, n);
+	assert_int_equal(f->net->stats.drops[VNET_DROP_TX_BAD_HDR], 0);
+}
+
+/* 5.1.4.1: the MTU the device reports never changes: not across a reset, a renegotiation
+ * without VIRTIO_NET_F_MTU, or a MAC change. */
+static void test_mtu_never_changes(void **state)
+{
+	struct fx *f = *state;
+	start_with(f, open_fake(f, 0, 0), 1, 4000, 0);
+	assert_int_equal(cfg(f, 10, 2), 4000);
+	const uint8_t mac[6] = { 0x02, 1, 2, 3, 4, 5 };
+	assert_int_equal(ctrl(f, 2, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, mac, 6),
+			 VIRTIO_NET_OK);
+	assert_int_equal(cfg(f, 10, 2), 4000);
+	drv_init(f, F(VIRTIO_NET_F_MTU));
+	assert_int_equal(cfg(f, 10, 2), 4000);
+	drv_init(f, 0);
+	assert_int_equal(cfg(f, 10, 2), 4000);
+}
+
 /* ---- peer modes ---- */
 
 static void test_sink_and_source(void **state)
@@ -1583,6 +1759,11 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_config_and_features),
+		T(test_config_readable_before_features_ok),
+		T(test_feature_dependencies),
+		T(test_rx_header_bits_and_vlan),
+		T(test_tx_trusts_neither_hdr_len_nor_checksum),
+		T(test_mtu_never_changes),
 		T(test_mac_and_mtu_options),
 		T(test_default_mac_per_index),
 		T(test_arp_reply),

@@ -307,6 +307,7 @@ static void test_pci_identity_and_virtio_capabilities(void **state)
 	assert_int_equal(cfg(x, PCI_SUBSYS_ID, 2), 0x40 + VIRTIO_ID_RNG); /* non-transitional: >= 0x40 */
 	assert_int_equal(cfg(x, PCI_SUBSYS_VENDOR, 2), 0x1af4);
 	assert_int_equal(cfg(x, 0x08, 4) >> 8, 0x00ff00);
+	assert_true(cfg(x, PCI_REVISION, 1) >= 1);     /* 4.1.2.1: non-transitional, revision >= 1 */
 	assert_int_equal(cfg(x, PCI_INT_PIN, 1), 1);
 	assert_int_equal(cfg(x, PCI_BAR0, 4) & 0xf, PCI_BAR_MEM64);
 	assert_true(x->t->func.bars[0].size == VPCI_BAR0_SIZE);
@@ -1250,6 +1251,28 @@ static void test_config_change_notifies(void **state)
 	assert_int_equal(b0r(x, VPCI_ISR_OFF, 1), 0);
 }
 
+/* 4.1.5.4: with MSI-X on and the config vector VIRTIO_NO_VECTOR, a configuration change sends
+ * no interrupt at all (no vector fires, INTx stays quiet); the change is still visible in
+ * config_generation and the ISR's config bit, and counted as no_vector. */
+static void test_config_change_without_config_vector(void **state)
+{
+	struct fx *x = *state;
+	msix_on(x);
+	bring_up(x, F_VERSION_1, VIRTIO_NO_VECTOR, 1);
+	assert_int_equal(R16(VPCI_MSIX_CONFIG), VIRTIO_NO_VECTOR);
+	uint8_t gen = (uint8_t)R8(VPCI_CFG_GEN);
+	uint64_t nov = x->t->stats.no_vector;
+	pthread_mutex_lock(&x->t->lock);
+	virtio_pci_config_changed(x->t);
+	pthread_mutex_unlock(&x->t->lock);
+	for (unsigned v = 0; v < x->t->msix.nvec; v++)
+		assert_int_equal(msix_fired(x, v), 0);
+	assert_int_equal(intx_fired(x), 0);
+	assert_int_equal(x->t->stats.no_vector, nov + 1);
+	assert_int_equal((uint8_t)R8(VPCI_CFG_GEN), (uint8_t)(gen + 1));
+	assert_int_equal(b0r(x, VPCI_ISR_OFF, 1), 0x2);
+}
+
 /* ---- the PCI_CFG capability: a config-space window onto the BARs ---- */
 
 static void cfg_w(struct fx *x, uint32_t off, uint32_t len, uint32_t v)
@@ -1573,6 +1596,7 @@ int main(void)
 		TX(test_malformed_chain_needs_reset_msix),
 		TI(test_config_change_notifies),
 		TX(test_config_change_notifies),
+		TX(test_config_change_without_config_vector),
 		TI(test_pci_cfg_window),
 		TX(test_pci_cfg_window),
 		TI(test_malformed_descriptor_needs_reset),

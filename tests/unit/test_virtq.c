@@ -278,6 +278,60 @@ static void test_pop_direct_chain(void **state)
 	assert_int_equal(virtq_pop(&f->q, &f->c), 0);
 }
 
+/* 2.7.5.1: the device writes only device-writable buffers. A chain offering a readable buffer
+ * where a writable one is expected (a guest's mistake or attack) gets nothing written into it:
+ * scatter fills the writable buffer, stops at its end, and leaves the readable bytes alone. */
+static void test_scatter_never_writes_readable_buffers(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 16, false);
+	uint8_t src[96];
+	memset(src, 0xab, sizeof(src));
+	memset(f->ram + DATA_GPA, 0x11, 0x3000);
+	/* Only readable buffers: nothing may be written at all. */
+	put_desc(f, DESC_GPA, 0, DATA_GPA, 64, F_NEXT, 1);
+	put_desc(f, DESC_GPA, 1, DATA_GPA + 0x1000, 64, 0, 0);
+	publish(f, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(f->c.n_in, 0);
+	virtq_chain_scatter(&f->c, src, sizeof(src));
+	for (uint32_t i = 0; i < 0x3000; i++)
+		assert_int_equal(f->ram[DATA_GPA + i], 0x11);
+	/* Readable, then a 32-byte writable buffer: only those 32 bytes change. */
+	put_desc(f, DESC_GPA, 2, DATA_GPA, 64, F_NEXT, 3);
+	put_desc(f, DESC_GPA, 3, DATA_GPA + 0x2000, 32, F_W, 0);
+	publish(f, 2);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	assert_int_equal(f->c.n_out, 1);
+	assert_int_equal(f->c.n_in, 1);
+	virtq_chain_scatter(&f->c, src, sizeof(src));
+	for (uint32_t i = 0; i < 0x3000; i++)
+		assert_int_equal(f->ram[DATA_GPA + i], i >= 0x2000 && i < 0x2020 ? 0xab : 0x11);
+}
+
+/* 2.7.5.1 S: the device does not read device-writable buffers: gathering more than the
+ * readable part holds leaves the rest of dst untouched instead of copying writable bytes. */
+static void test_gather_never_reads_writable_buffers(void **state)
+{
+	struct fx *f = *state;
+	start_queue(f, 16, false);
+	memset(f->ram + DATA_GPA, 0x22, 16);
+	memset(f->ram + DATA_GPA + 0x1000, 0x33, 64);
+	put_desc(f, DESC_GPA, 5, DATA_GPA, 16, F_NEXT, 6);
+	put_desc(f, DESC_GPA, 6, DATA_GPA + 0x1000, 64, F_W, 0);
+	publish(f, 5);
+	assert_int_equal(virtq_pop(&f->q, &f->c), 1);
+	uint8_t dst[48];
+	memset(dst, 0xee, sizeof(dst));
+	virtq_chain_gather(&f->c, 0, dst, sizeof(dst));
+	for (uint32_t i = 0; i < sizeof(dst); i++)
+		assert_int_equal(dst[i], i < 16 ? 0x22 : 0xee);
+	memset(dst, 0xee, sizeof(dst));
+	virtq_chain_gather(&f->c, 8, dst, sizeof(dst));
+	for (uint32_t i = 0; i < sizeof(dst); i++)
+		assert_int_equal(dst[i], i < 8 ? 0x22 : 0xee);
+}
+
 static void test_push_fills_used_ring(void **state)
 {
 	struct fx *f = *state;
@@ -1038,6 +1092,8 @@ int main(void)
 		T(test_init_rejects_rings_outside_ram),
 		T(test_init_rejects_missing_memory),
 		T(test_pop_direct_chain),
+		T(test_scatter_never_writes_readable_buffers),
+		T(test_gather_never_reads_writable_buffers),
 		T(test_push_fills_used_ring),
 		T(test_fill_publishes_at_flush),
 		T(test_pop_indirect_chain),
