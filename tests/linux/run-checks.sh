@@ -388,9 +388,9 @@ run_config() {
 		# net0 line counts what the NIC moved through msivm in that boot (boot 1 carries the traffic)
 		boots=$(grep -c '^stats of boot [0-9]* (it ended' "$d/vmm.err")
 		relayed=$(grep -o 'net0: vhost-net on [^;]*; tx [0-9]* frames [0-9]* bytes, rx [0-9]* frames' "$d/vmm.err" | sed 's/.*; //')
-		nrel=$(grep -c . <<<"$relayed")
+		nrel=$(printf '%s\n' "$relayed" | grep -c .)
 		[ -n "$vworker" ] && [ "$boots" -ge 1 ] && [ "$nrel" = "$boots" ] &&
-			! grep -qvx 'tx 0 frames 0 bytes, rx 0 frames' <<<"$relayed"
+			! printf '%s\n' "$relayed" | grep -qvx 'tx 0 frames 0 bytes, rx 0 frames'
 		cond $? net.vhost-worker "msivm's vhost-net worker while the guest used its NIC: ${vworker:-none seen (no thread of msivm named vhost-TID, nor a kernel thread named after one of its threads)}; frames msivm moved itself, per boot ($boots boots, $nrel net0 vhost-net lines): $(echo "${relayed:-none}" | tr '\n' ';' | sed 's/;$//')"
 	fi
 	if [ -n "$api" ]; then
