@@ -6,6 +6,7 @@
 #include "cpu.h"
 #include "exit.h"
 #include "flood.h"
+#include "intx_stress.h"
 #include "idt.h"
 #include "irq.h"
 #include "lab.h"
@@ -33,6 +34,7 @@ struct lat_args {
     unsigned long lat;      /* lat=N: rng latency-mode interrupts to measure, 0: off */
     bool poll;              /* latwait=poll */
     unsigned long selfipi;  /* selfipi=N, 0: off */
+    unsigned long intxstress; /* intxstress=N: requests, 0: off */
 };
 
 /* Everything below 4 GiB is identity-mapped by entry.S. */
@@ -121,11 +123,16 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
         /* nothing more to drive */
     } else if (!rng) {
         console_puts("probe: no virtio-rng device\n");
-        if (lat->lat && !rc)
+        if ((lat->lat || lat->intxstress) && !rc)
             rc = PROBE_EXIT_NO_RNG;
     } else if (!rc) {
-        rc = lat->lat ? virtio_rng_latency(rng, lat->lat, lat->poll, irq_mode, &mode)
-                      : virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+        if (lat->intxstress) {
+            rc = intx_stress_run(rng, lat->intxstress);
+            mode = "intx";
+        } else {
+            rc = lat->lat ? virtio_rng_latency(rng, lat->lat, lat->poll, irq_mode, &mode)
+                          : virtio_rng_run(rng, rng_kib, irq_mode, &mode);
+        }
     }
     if (blk && !bd) {
         console_puts("probe: no virtio-blk device\n");
@@ -215,6 +222,11 @@ static void parse_lat_args(const char *cmdline, struct lat_args *a)
             probe_exit(PROBE_EXIT_BAD_ARG);
         }
     }
+    if (cmdline_get_uint(cmdline, "intxstress", INTX_STRESS_MAX_N, &a->intxstress) < 0 ||
+        (cmdline_get(cmdline, "intxstress", &len) && a->intxstress == 0)) {
+        console_puts("probe: bad intxstress value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
     if (cmdline_get_uint(cmdline, "selfipi", LAT_MAX_N, &a->selfipi) < 0 ||
         (cmdline_get(cmdline, "selfipi", &len) && a->selfipi == 0)) {
         console_puts("probe: bad selfipi value\n");
@@ -275,6 +287,8 @@ void probe_main(const struct hvm_start_info *si)
     want_net = net_parse_args(cmdline, &net);
     want_flood = flood_parse_args(cmdline, &flood);
     mem_init(si);
+    if (lat.intxstress)
+        smp_ap_want_work();             /* the first AP posts intxstress's requests */
     if (cmdline_has(cmdline, "smp"))       /* AP bring-up; exits 2, 10 or 22 on failure */
         smp_run(si, cmdline);
 

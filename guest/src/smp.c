@@ -38,6 +38,27 @@ __noinit __attribute__((aligned(16))) char smp_ap_stacks[SMP_MAX_CPUS - 1][SMP_A
 static volatile uint64_t alive[4];
 static volatile uint32_t ap_arrived;
 
+/* smp_ap_set_work: the first AP to arrive (claims `worker`) runs the work
+ * once it is set; the others park. */
+static void (*volatile ap_work)(void);
+static volatile uint32_t worker;
+static volatile bool work_wanted;
+
+void smp_ap_want_work(void)
+{
+    work_wanted = true;
+}
+
+void smp_ap_set_work(void (*fn)(void))
+{
+    __atomic_store_n(&ap_work, fn, __ATOMIC_RELEASE);
+}
+
+unsigned int smp_ap_count(void)
+{
+    return __atomic_load_n(&ap_arrived, __ATOMIC_ACQUIRE);
+}
+
 void smp_ap_main(void)
 {
     uint8_t id;
@@ -49,6 +70,13 @@ void smp_ap_main(void)
     id = lapic_id();
     __atomic_fetch_or(&alive[id >> 6], 1ull << (id & 63), __ATOMIC_SEQ_CST);  /* lock or */
     __asm__ volatile("lock xaddl %0, %1" : "+r"(one), "+m"(ap_arrived) : : "memory");
+    if (work_wanted && __atomic_exchange_n(&worker, 1, __ATOMIC_ACQ_REL) == 0) {
+        void (*fn)(void);
+
+        while (!(fn = __atomic_load_n(&ap_work, __ATOMIC_ACQUIRE)))
+            cpu_relax();
+        fn();
+    }
     cpu_halt_forever();
 }
 

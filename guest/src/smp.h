@@ -13,6 +13,8 @@
 #define SMP_SIPI_VECTOR     (SMP_TRAMP_PADDR >> 12)
 
 #ifndef __ASSEMBLER__
+#include <stdbool.h>
+
 #include "start_info.h"
 
 /*
@@ -27,8 +29,19 @@
 void smp_run(const struct hvm_start_info *si, const char *cmdline);
 
 /* AP C entry (from smp_boot.S, on its own stack): enable the LAPIC, record
- * the APIC ID, park. */
+ * the APIC ID, park (or, after smp_ap_want_work, the first AP runs the work
+ * smp_ap_set_work gives it, polling for it with IF=0). */
 __attribute__((noreturn)) void smp_ap_main(void);
+
+/* Before smp_run: keep the first AP awake for smp_ap_set_work. */
+void smp_ap_want_work(void);
+
+/* Hands `fn` to the first AP (after smp_ap_want_work and smp_run); it runs
+ * there with IF=0 and must not return unless the AP is to park. */
+void smp_ap_set_work(void (*fn)(void));
+
+/* APs that answered smp_run. */
+unsigned int smp_ap_count(void);
 #endif
 
 #endif
