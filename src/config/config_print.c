@@ -95,6 +95,8 @@ static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
 	case VM_DEV_NET:
 		put_net(pr, o, &d->net);
 		break;
+	case VM_DEV_NTYPES: /* not a type */
+		break;
 	}
 	put_irq(pr, o, &d->irq);
 	if (d->type != VM_DEV_CONSOLE)

@@ -182,12 +182,12 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, enum virtio_rng_source
 {
 	snprintf(r->name, sizeof(r->name), "rng%u", index);
 	r->source = source;
+	r->timer_fd = -1; /* before any failure: virtio_rng_destroy closes it */
 	uint8_t probe[16];
 	if (source == VIRTIO_RNG_DRBG && RAND_bytes(probe, sizeof(probe)) != 1)
 		return error_set(err, -EIO, "%s: OpenSSL's DRBG cannot be seeded (try source=getrandom)",
 				 r->name);
 	explicit_bzero(probe, sizeof(probe));
-	r->timer_fd = -1;
 	r->period_us = 0;
 	r->bytes = r->requests = 0;
 	struct virtio_dev_info info = {

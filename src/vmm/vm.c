@@ -194,14 +194,18 @@ static void on_host_event(void *opaque, uint32_t events)
 	if (read(vm->host_event_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_warn("host event eventfd: %s", strerror(errno));
 	unsigned ev = atomic_exchange(&vm->host_events, 0u);
-	if (ev & VM_HOST_EV_WINCH)
-		for (uint32_t i = 0; i < vm->nconsoles; i++)
-			virtio_console_resize(vm->consoles[i]);
-	if (ev & VM_HOST_EV_DISKS) {
-		unsigned changed = 0;
-		for (uint32_t i = 0; i < vm->nblks; i++)
-			changed += virtio_blk_resize(vm->blks[i]) == 1;
-		log_info("SIGUSR2: %u of %u disks changed size", changed, vm->nblks);
+	for (unsigned bit = VM_HOST_EV_WINCH; bit <= VM_HOST_EV_DISKS; bit <<= 1) {
+		if (!(ev & bit))
+			continue;
+		unsigned changed = 0, concerned = 0;
+		for (uint32_t i = 0; i < vm->ndevs; i++) {
+			const struct vm_device *d = &vm->devs[i];
+			int r = d->type->host_event ? d->type->host_event(d->dev, bit) : -1;
+			concerned += r >= 0;
+			changed += r == 1;
+		}
+		if (bit == VM_HOST_EV_DISKS)
+			log_info("SIGUSR2: %u of %u disks changed size", changed, concerned);
 	}
 }
 
@@ -325,14 +329,8 @@ static void on_mark(void *opaque, unsigned id)
 	s.cpu_ns = thread_cpu_ns(vm->io_thread);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		s.cpu_ns += thread_cpu_ns(vm->vcpus[i].thread);
-	for (uint32_t i = 0; i < vm->nrngs; i++)
-		s.isr_reads += __atomic_load_n(&vm->rngs[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < vm->nblks; i++)
-		s.isr_reads += __atomic_load_n(&vm->blks[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < vm->nnets; i++)
-		s.isr_reads += __atomic_load_n(&vm->nets[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < vm->nconsoles; i++)
-		s.isr_reads += __atomic_load_n(&vm->consoles[i]->pci.stats.isr_reads, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < vm->ndevs; i++)
+		s.isr_reads += __atomic_load_n(&vm->devs[i].pci->stats.isr_reads, __ATOMIC_RELAXED);
 	if (id == LAB_MARK_WORK_START)
 		vm->work_start = s;
 	else

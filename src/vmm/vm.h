@@ -10,14 +10,11 @@
 #include "bus/bus.h"
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
+#include "devices/device_type.h"
 #include "devices/i8042.h"
 #include "devices/lab_marker.h"
 #include "devices/serial_input.h"
 #include "devices/uart8250.h"
-#include "devices/virtio_blk.h"
-#include "devices/virtio_net.h"
-#include "devices/virtio_console.h"
-#include "devices/virtio_rng.h"
 #include "irq/gsi_routes.h"
 #include "pci/pci_host.h"
 #include "util/error.h"
@@ -30,20 +27,6 @@
 struct vcpu;
 
 #define VM_MAX_DEVICES 8
-
-enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE, VM_DEV_NET };
-
-/* One --rng/--disk/... option as parsed by main. */
-struct vm_device_spec {
-	enum vm_device_type type;
-	struct virtio_pci_config irq;
-	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
-	struct virtio_net_opts net;   /* VM_DEV_NET: backend, MAC, queue pairs, MTU */
-	struct virtio_console_opts console; /* VM_DEV_CONSOLE: output and input files */
-	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
-	enum virtio_rng_source rng_source; /* VM_DEV_RNG: source= (0: the DRBG) */
-	struct rate_limit_opts limit; /* VM_DEV_RNG, _BLK, _NET: bps=, ops= (0: none) */
-};
 
 struct vm_config {
 	const char *kvm_path;   /* normally "/dev/kvm" */
@@ -132,14 +115,8 @@ struct vm {
 	struct gsi_routes routes;
 	struct pci_host pci;
 	uint64_t pci_next_bar;     /* BAR allocator inside the PCI window */
-	struct virtio_rng *rngs[VM_MAX_DEVICES];
-	uint32_t nrngs;
-	struct virtio_blk *blks[VM_MAX_DEVICES];
-	uint32_t nblks;
-	struct virtio_net *nets[VM_MAX_DEVICES];
-	uint32_t nnets;
-	struct virtio_console *consoles[VM_MAX_DEVICES];
-	uint32_t nconsoles;
+	struct vm_device devs[VM_MAX_DEVICES]; /* in PCI slot order (devices/device_type.h) */
+	uint32_t ndevs;
 };
 
 /* Ignores SIGPIPE, blocks SIGINT/SIGTERM in the calling thread (so every thread created after
@@ -163,8 +140,8 @@ void vm_destroy(struct vm *vm);
  * for statistics). Returns 0 (see vm->end and vm->exit_status) or -errno. */
 int vm_run(struct vm *vm, struct error *err);
 
-#define VM_HOST_EV_WINCH 1u   /* SIGWINCH: the terminal changed size (consoles) */
-#define VM_HOST_EV_DISKS 2u   /* SIGUSR2 or the API: disk images may have grown or shrunk */
+#define VM_HOST_EV_WINCH DEVICE_EV_WINCH /* SIGWINCH: the terminal changed size (consoles) */
+#define VM_HOST_EV_DISKS DEVICE_EV_DISKS /* SIGUSR2 or the API: disk images may have grown or shrunk */
 
 /* Hands host events (VM_HOST_EV_*) to the I/O thread, which re-reads what
  * changed on the host (console sizes, disk sizes). Safe from any thread. */

@@ -35,69 +35,13 @@ static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size
 		snprintf(buf, len, "-");
 }
 
-/* Device i's transport: rngs first, then disks, then consoles, then NICs. */
-static struct virtio_pci *transport(struct vm *vm, uint32_t i)
-{
-	if (i < vm->nrngs)
-		return &vm->rngs[i]->pci;
-	i -= vm->nrngs;
-	if (i >= vm->nblks + vm->nconsoles)
-		return &vm->nets[i - vm->nblks - vm->nconsoles]->pci;
-	return i < vm->nblks ? &vm->blks[i]->pci : &vm->consoles[i - vm->nblks]->pci;
-}
-
-static const char *const blk_stat_names[VBLK_NSTATS] = {
-	"in", "out", "flush", "get_id", "discard", "write_zeroes", "other",
-};
-
-static void print_blk(const struct virtio_blk *b, FILE *out)
-{
-	const struct virtio_blk_stats *bs = &b->stats;
-	const struct vpci_irq_stats *s = &b->pci.stats;
-	uint64_t total = 0;
-	for (unsigned i = 0; i < VBLK_NSTATS; i++)
-		total += bs->requests[i];
-	fprintf(out, "  %s: %" PRIu64 " requests (", b->name, total);
-	for (unsigned i = 0; i < VBLK_NSTATS; i++)
-		fprintf(out, "%s%s %" PRIu64, i ? ", " : "", blk_stat_names[i], bs->requests[i]);
-	fprintf(out, "), %" PRIu64 " bytes read, %" PRIu64 " written, %" PRIu64 " IOERR, %" PRIu64
-		" UNSUPP, engine %s; %" PRIu64 " kicks (%" PRIu64 " by MMIO exit), %" PRIu64
-		" ISR reads, %" PRIu64 " interrupts suppressed by the driver\n", bs->bytes_read,
-		bs->bytes_written, bs->ioerr, bs->unsupp, b->be ? b->be->ops->name : "-", s->kicks,
-		s->kicks_mmio, s->isr_reads, s->suppressed);
-}
-
-static void print_net(struct virtio_net *n, FILE *out)
-{
-	const struct virtio_net_stats *ns = &n->stats;
-	const struct vpci_irq_stats *s = &n->pci.stats;
-	fprintf(out, "  %s: %s; tx %" PRIu64 " frames %" PRIu64 " bytes, rx %" PRIu64 " frames %"
-		PRIu64 " bytes; drops", n->name, n->be ? n->be->desc : "-", ns->tx_frames,
-		ns->tx_bytes, ns->rx_frames, ns->rx_bytes);
-	for (unsigned i = 0; i < VNET_NDROPS; i++)
-		fprintf(out, "%s %s %" PRIu64, i ? "," : "", virtio_net_drop_name(i), ns->drops[i]);
-	fprintf(out, "; %" PRIu64 " rx stalls, %" PRIu64 " tx headers with unknown flags, control %"
-		PRIu64 " ok %" PRIu64 " err; %" PRIu64
-		" kicks (%" PRIu64 " by MMIO exit), %" PRIu64 " ISR reads, %" PRIu64
-		" interrupts suppressed by the driver\n", ns->rx_stalls, ns->tx_flags_ignored,
-		ns->ctrl_ok, ns->ctrl_err, s->kicks, s->kicks_mmio, s->isr_reads, s->suppressed);
-	struct net_be_stat bs[NET_BE_MAX_STATS];
-	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
-	if (nb) {
-		fprintf(out, "  %s backend:", n->name);
-		for (unsigned i = 0; i < nb; i++)
-			fprintf(out, "%s %s %" PRIu64, i ? "," : "", bs[i].name, bs[i].value);
-		fprintf(out, "\n");
-	}
-}
-
 void vm_stats_print(struct vm *vm, FILE *out)
 {
 	fprintf(out, "interrupts (msivm's view):\n");
 	fprintf(out, "  %-6s %-11s %-8s %-12s %10s %8s %9s %8s\n", "device", "mode", "source",
 		"use", "delivered", "pended", "replayed", "dropped");
-	for (uint32_t d = 0; d < vm->nrngs + vm->nblks + vm->nconsoles + vm->nnets; d++) {
-		struct virtio_pci *t = transport(vm, d);
+	for (uint32_t d = 0; d < vm->ndevs; d++) {
+		struct virtio_pci *t = vm->devs[d].pci;
 		const char *mode = irq_mode_name(t->cfg.mode);
 		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
 			const struct msix_vec_stats *s = &t->msix.stats[v];
@@ -129,27 +73,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 		mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
 	}
 	fprintf(out, "exits handled by msivm: io %" PRIu64 ", mmio %" PRIu64 "\n", io, mmio);
-	for (uint32_t d = 0; d < vm->nrngs; d++) {
-		const struct vpci_irq_stats *s = &vm->rngs[d]->pci.stats;
-		fprintf(out, "  %s: %" PRIu64 " requests, %" PRIu64 " kicks (%" PRIu64 " by MMIO exit), %"
-			PRIu64 " ISR reads, %" PRIu64 " interrupts suppressed by the driver\n",
-			vm->rngs[d]->name, vm->rngs[d]->requests, s->kicks, s->kicks_mmio,
-			s->isr_reads, s->suppressed);
-	}
-	for (uint32_t d = 0; d < vm->nblks; d++)
-		print_blk(vm->blks[d], out);
-	for (uint32_t d = 0; d < vm->nconsoles; d++) {
-		const struct virtio_console_stats *cs = &vm->consoles[d]->stats;
-		const struct vpci_irq_stats *s = &vm->consoles[d]->pci.stats;
-		fprintf(out, "  %s: %" PRIu64 " bytes out in %" PRIu64 " buffers (%" PRIu64 " dropped), %"
-			PRIu64 " bytes in in %" PRIu64 " buffers; %" PRIu64 " kicks (%" PRIu64
-			" by MMIO exit), %" PRIu64 " ISR reads, %" PRIu64
-			" interrupts suppressed by the driver\n", vm->consoles[d]->name, cs->bytes_out,
-			cs->chains_out, cs->bytes_dropped, cs->bytes_in, cs->chains_in, s->kicks,
-			s->kicks_mmio, s->isr_reads, s->suppressed);
-	}
-	for (uint32_t d = 0; d < vm->nnets; d++)
-		print_net(vm->nets[d], out);
+	for (uint32_t d = 0; d < vm->ndevs; d++)
+		vm->devs[d].type->print_stats(vm->devs[d].dev, out);
 	fprintf(out, "GSI route commits: %" PRIu64 " (unchanged updates skipped: %" PRIu64 ")\n",
 		vm->routes.commits, vm->routes.unchanged);
 }
@@ -183,114 +108,22 @@ static json_t *device_json(struct virtio_pci *t)
 	json_object_set_new(d, "poll", json_pack("{s:i,s:I,s:I}", "max_us", (int)t->cfg.poll_us,
 						 "hits", (json_int_t)t->stats.poll_hits, "windows",
 						 (json_int_t)t->stats.poll_windows));
+	json_object_set_new(d, "kicks", json_integer((json_int_t)t->stats.kicks));
+	json_object_set_new(d, "kicks_mmio", json_integer((json_int_t)t->stats.kicks_mmio));
+	json_object_set_new(d, "isr_reads", json_integer((json_int_t)t->stats.isr_reads));
 	return d;
-}
-
-static json_t *blk_json(struct virtio_blk *b)
-{
-	json_t *dj = device_json(&b->pci), *reqs = json_object();
-	const struct virtio_blk_stats *bs = &b->stats;
-	uint64_t total = 0;
-	for (unsigned i = 0; i < VBLK_NSTATS; i++) {
-		json_object_set_new(reqs, blk_stat_names[i], json_integer((json_int_t)bs->requests[i]));
-		total += bs->requests[i];
-	}
-	json_object_set_new(dj, "type", json_string("blk"));
-	json_object_set_new(dj, "engine", json_string(b->be ? b->be->ops->name : "-"));
-	json_object_set_new(dj, "inline_writes", json_boolean(b->be && b->be->inline_writes));
-	json_object_set_new(dj, "requests", json_integer((json_int_t)total));
-	json_object_set_new(dj, "requests_by_type", reqs);
-	json_object_set_new(dj, "bytes", json_integer((json_int_t)(bs->bytes_read + bs->bytes_written)));
-	json_object_set_new(dj, "bytes_read", json_integer((json_int_t)bs->bytes_read));
-	json_object_set_new(dj, "bytes_written", json_integer((json_int_t)bs->bytes_written));
-	json_object_set_new(dj, "ioerr", json_integer((json_int_t)bs->ioerr));
-	json_object_set_new(dj, "unsupp", json_integer((json_int_t)bs->unsupp));
-	const struct vpci_irq_stats *s = &b->pci.stats;
-	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
-	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
-	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
-	return dj;
-}
-
-static json_t *console_json(struct virtio_console *c)
-{
-	json_t *dj = device_json(&c->pci);
-	const struct virtio_console_stats *cs = &c->stats;
-	const struct vpci_irq_stats *s = &c->pci.stats;
-	json_object_set_new(dj, "type", json_string("console"));
-	json_object_set_new(dj, "bytes", json_integer((json_int_t)(cs->bytes_out + cs->bytes_in)));
-	json_object_set_new(dj, "bytes_out", json_integer((json_int_t)cs->bytes_out));
-	json_object_set_new(dj, "bytes_dropped", json_integer((json_int_t)cs->bytes_dropped));
-	json_object_set_new(dj, "buffers_out", json_integer((json_int_t)cs->chains_out));
-	json_object_set_new(dj, "bytes_in", json_integer((json_int_t)cs->bytes_in));
-	json_object_set_new(dj, "buffers_in", json_integer((json_int_t)cs->chains_in));
-	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
-	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
-	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
-	return dj;
-}
-
-static json_t *net_json(struct virtio_net *n)
-{
-	json_t *dj = device_json(&n->pci), *drops = json_object(), *bej = json_object();
-	const struct virtio_net_stats *ns = &n->stats;
-	const struct vpci_irq_stats *s = &n->pci.stats;
-	json_object_set_new(dj, "type", json_string("net"));
-	json_object_set_new(dj, "backend", json_string(n->be ? n->be->kind : "-"));
-	json_object_set_new(dj, "attached", json_string(n->be ? n->be->desc : "-"));
-	json_object_set_new(dj, "queue_pairs", json_integer(n->max_pairs));
-	json_object_set_new(dj, "tx_frames", json_integer((json_int_t)ns->tx_frames));
-	json_object_set_new(dj, "tx_bytes", json_integer((json_int_t)ns->tx_bytes));
-	json_object_set_new(dj, "rx_frames", json_integer((json_int_t)ns->rx_frames));
-	json_object_set_new(dj, "rx_bytes", json_integer((json_int_t)ns->rx_bytes));
-	json_object_set_new(dj, "bytes", json_integer((json_int_t)(ns->tx_bytes + ns->rx_bytes)));
-	for (unsigned i = 0; i < VNET_NDROPS; i++)
-		json_object_set_new(drops, virtio_net_drop_name(i), json_integer((json_int_t)ns->drops[i]));
-	json_object_set_new(dj, "drops", drops);
-	json_object_set_new(dj, "rx_stalls", json_integer((json_int_t)ns->rx_stalls));
-	json_object_set_new(dj, "ctrl_ok", json_integer((json_int_t)ns->ctrl_ok));
-	json_object_set_new(dj, "ctrl_err", json_integer((json_int_t)ns->ctrl_err));
-	json_object_set_new(dj, "tx_flags_ignored", json_integer((json_int_t)ns->tx_flags_ignored));
-	struct net_be_stat bs[NET_BE_MAX_STATS];
-	unsigned nb = n->be ? net_backend_stats(n->be, bs, NET_BE_MAX_STATS) : 0;
-	for (unsigned i = 0; i < nb; i++)
-		json_object_set_new(bej, bs[i].name, json_integer((json_int_t)bs[i].value));
-	json_object_set_new(dj, "backend_stats", bej);
-	json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
-	json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
-	json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
-	return dj;
 }
 
 json_t *vm_stats_json(struct vm *vm)
 {
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
-	for (uint32_t d = 0; d < vm->nrngs; d++) {
-		json_t *dj = device_json(&vm->rngs[d]->pci);
-		json_object_set_new(dj, "type", json_string("rng"));
-		json_object_set_new(dj, "requests", json_integer((json_int_t)vm->rngs[d]->requests));
-		json_object_set_new(dj, "bytes", json_integer((json_int_t)vm->rngs[d]->bytes));
-		json_object_set_new(dj, "source", json_string(vm->rngs[d]->source == VIRTIO_RNG_DRBG
-							      ? "drbg" : "getrandom"));
-		json_object_set_new(dj, "source_calls",
-				    json_integer((json_int_t)vm->rngs[d]->pool_refills));
-		if (vm->rngs[d]->period_us) {
-			json_object_set_new(dj, "latency_period_us", json_integer(vm->rngs[d]->period_us));
-			json_object_set_new(dj, "ticks", json_integer((json_int_t)vm->rngs[d]->ticks));
-			json_object_set_new(dj, "ticks_idle", json_integer((json_int_t)vm->rngs[d]->ticks_idle));
-		}
-		const struct vpci_irq_stats *s = &vm->rngs[d]->pci.stats;
-		json_object_set_new(dj, "kicks", json_integer((json_int_t)s->kicks));
-		json_object_set_new(dj, "kicks_mmio", json_integer((json_int_t)s->kicks_mmio));
-		json_object_set_new(dj, "isr_reads", json_integer((json_int_t)s->isr_reads));
+	for (uint32_t d = 0; d < vm->ndevs; d++) {
+		const struct vm_device *dev = &vm->devs[d];
+		json_t *dj = device_json(dev->pci);
+		json_object_set_new(dj, "type", json_string(dev->type->name));
+		dev->type->stats_json(dev->dev, dj);
 		json_array_append_new(devs, dj);
 	}
-	for (uint32_t d = 0; d < vm->nblks; d++)
-		json_array_append_new(devs, blk_json(vm->blks[d]));
-	for (uint32_t d = 0; d < vm->nconsoles; d++)
-		json_array_append_new(devs, console_json(vm->consoles[d]));
-	for (uint32_t d = 0; d < vm->nnets; d++)
-		json_array_append_new(devs, net_json(vm->nets[d]));
 	struct kvm_stats st;
 	collect_exits(vm, &st);
 	for (uint32_t i = 0; i < st.n; i++)
