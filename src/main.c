@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "arch/x86/boot.h"
+#include "vmm/boot.h"
 #include "config/config_cli.h"
 #include "config/config_print.h"
 #include "lab/lab.h"

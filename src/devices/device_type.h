@@ -15,8 +15,8 @@
 #include "irq/gsi_routes.h"
 #include "util/error.h"
 #include "virtio/virtio_pci.h"
-#include "vmm/evloop.h"
-#include "vmm/guest_mem.h"
+#include "core/evloop.h"
+#include "core/guest_mem.h"
 
 /* The kinds, in the order their devices take PCI slots. */
 enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE, VM_DEV_NET, VM_DEV_NTYPES };

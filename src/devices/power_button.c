@@ -5,7 +5,6 @@
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
 
-#include "arch/x86/acpi.h"
 #include "irq/irqchip.h"
 
 int power_button_listening(int vm_fd)

@@ -2,6 +2,11 @@
 #ifndef MSIVM_DEVICES_POWER_BUTTON_H
 #define MSIVM_DEVICES_POWER_BUTTON_H
 
+/* The Generic Event Device's interrupt (edge, active high): its _EVT method
+ * notifies the power button device (\_SB.PWRB) with 0x80, "pressed". The DSDT
+ * (arch/x86/acpi_dsdt.c) describes it with this GSI. */
+#define ACPI_GED_GSI       5
+
 /* The DSDT's Generic Event Device owns GSI ACPI_GED_GSI (edge, active high);
  * its _EVT notifies \_SB.PWRB, a PNP0C0C power button. Linux's GED driver
  * unmasks the pin when it binds, and its button driver turns the notify into

@@ -7,7 +7,7 @@
 
 #include "util/error.h"
 #include "util/token_bucket.h"
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 
 /* --disk/--net/--rng bps=SIZE,ops=N: 0 means no limit. */
 struct rate_limit_opts {

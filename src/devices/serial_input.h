@@ -7,7 +7,7 @@
 
 #include "devices/uart8250.h"
 #include "util/error.h"
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 
 #define SERIAL_ESCAPE 0x01  /* Ctrl-a */
 

@@ -15,7 +15,7 @@
 #include "virtio/budget.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtq.h"
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 
 #define VIRTIO_PCI_MAX_QUEUES 16
 #define VIRTIO_NO_VECTOR      0xffff

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/log.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define VIRTQ_MAX_SIZE  32768
 #define VIRTQ_CHAIN_MAX 1024          /* max buffers in one chain */

@@ -17,7 +17,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/layout.h"
-#include "devices/pci_devices.h"
+#include "vmm/pci_devices.h"
 #include "irq/irqchip.h"
 #include "util/log.h"
 #include "vmm/kvm.h"

@@ -20,8 +20,8 @@
 #include "util/error.h"
 #include "arch/x86/cpuid.h"
 #include "vmm/cpu_policy.h"
-#include "vmm/evloop.h"
-#include "vmm/guest_mem.h"
+#include "core/evloop.h"
+#include "core/guest_mem.h"
 #include "vmm/seccomp.h"
 
 struct vcpu;

@@ -20,7 +20,7 @@
 #include "util/log.h"
 #include "virtio/virtio_pci.h"
 #include "virtio/virtio_pci_common.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define FZ_HOLE_START 0xC0000000ull
 #define FZ_HOLE_END   0x100000000ull

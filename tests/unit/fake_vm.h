@@ -11,7 +11,7 @@
 #include "bus/bus.h"
 #include "irq/gsi_routes.h"
 #include "pci/pci_func.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* The real layout (arch/x86/layout.h), small RAM. */
 #define FAKE_RAM_SIZE   (1u << 20)

@@ -17,8 +17,9 @@
 #include "arch/x86/aml.h"
 #include "arch/x86/layout.h"
 #include "devices/acpi_pm.h"
+#include "devices/power_button.h"
 #include "pci/pci_host.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define RAM_SIZE (16 * MiB)
 #define RAM_FILL 0x5a

@@ -18,7 +18,7 @@
 #include "arch/x86/layout.h"
 #include "arch/x86/longmode.h"
 #include "util/file.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define RAM_SIZE     (64 * MiB)   /* synthetic images */
 #define REAL_RAM     (256 * MiB)  /* the real kernel: pref 16 MiB + ~52 MiB init_size */

@@ -10,7 +10,7 @@
 
 #include "arch/x86/e820.h"
 #include "arch/x86/layout.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 static void assert_entry(const struct e820_entry *e, uint64_t addr, uint64_t size, uint32_t type)
 {

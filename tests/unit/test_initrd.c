@@ -12,7 +12,7 @@
 #include "arch/x86/initrd.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/pvh.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define RAM_SIZE (32 * MiB)
 

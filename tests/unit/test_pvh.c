@@ -14,7 +14,7 @@
 #include "arch/x86/e820.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/pvh.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define RAM_SIZE   (32 * MiB)
 #define RAM_FILL   0xcc

@@ -12,7 +12,7 @@
 
 #include "arch/x86/layout.h"
 #include "arch/x86/reset_stub.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define RAM (2 * MiB)
 

@@ -27,7 +27,7 @@
 #include "virtio/budget.h"
 #include "util/log.h"
 #include "virtio/virtio_pci_common.h"
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 
 #define RAM_SIZE     (8u << 20)
 #define HOLE_START   0xC0000000ull

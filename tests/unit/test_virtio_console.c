@@ -22,7 +22,7 @@
 #include "pci/msix.h"
 #include "virtio/virtio_pci.h"
 #include "virtio/virtio_pci_common.h"
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 
 #define INTX_GSI  17
 #define QSIZE     16u

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* Written from the ACPI 6.3 specification, chapter 5.2. */
 #define ACPI_OEM_ID        "MSIVM "   /* 6 bytes */
@@ -16,9 +16,6 @@
 #define ACPI_IOAPIC_ADDR   0xfec00000u
 #define ACPI_IOAPIC_ID     0
 #define ACPI_MAX_CPUS      255        /* xAPIC IDs 0..254 */
-/* The Generic Event Device's interrupt (edge, active high): its _EVT method
- * notifies the power button device (\_SB.PWRB) with 0x80, "pressed". */
-#define ACPI_GED_GSI       5
 #define ACPI_NOTIFY_BUTTON_PRESSED 0x80
 
 #define ACPI_FADT_REVISION       6

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arch/x86/aml.h"
+#include "devices/power_button.h"
 #include "arch/x86/layout.h"
 #include "devices/acpi_pm.h"
 #include "pci/pci_host.h"

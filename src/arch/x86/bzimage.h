@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* Written from Documentation/arch/x86/boot.rst and zero-page.rst. */
 #define BZ_HDR_OFFSET      0x1f1

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define E820_RAM      1
 #define E820_RESERVED 2

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* Writes "rip 0x... (cs.l=1 cpl=0) bytes: 0f c7 ..." for vCPU `vcpu_fd` into
  * buf, translating RIP through the guest's page tables (KVM_TRANSLATE).

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* One past the last byte of the RAM region that starts at guest address 0
  * (RAM below the MMIO hole). */

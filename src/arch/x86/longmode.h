@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* Selectors of the boot GDT at BOOT_GDT (the Linux 64-bit boot protocol's
  * __BOOT_CS and __BOOT_DS), and its TSS descriptor (16 bytes). */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18
 #define HVM_START_MAGIC 0x336ec578u

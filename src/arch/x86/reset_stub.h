@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 /* The stub's real-mode code: out RESET_VALUE to the ACPI reset register,
  * then halt in a loop. */

@@ -1,5 +1,5 @@
 /* Guest memory: RAM regions around the MMIO hole and bounds-checked translation. */
-#include "vmm/guest_mem.h"
+#include "core/guest_mem.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Event loop: epoll over host fds (signals, stop requests, ioeventfds) and busy-poll sources for the I/O thread. */
-#ifndef MSIVM_VMM_EVLOOP_H
-#define MSIVM_VMM_EVLOOP_H
+#ifndef MSIVM_CORE_EVLOOP_H
+#define MSIVM_CORE_EVLOOP_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* PCI devices of a VM: device specs -> the type table's create -> host bridge slots, BAR addresses, INTx lines. */
-#include "devices/pci_devices.h"
+#include "vmm/pci_devices.h"
 
 #include <errno.h>
 #include <stdlib.h>

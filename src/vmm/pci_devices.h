@@ -1,6 +1,6 @@
 /* PCI devices of a VM: the host bridge, GSI routes and every virtio device the options asked for. */
-#ifndef MSIVM_DEVICES_PCI_DEVICES_H
-#define MSIVM_DEVICES_PCI_DEVICES_H
+#ifndef MSIVM_VMM_PCI_DEVICES_H
+#define MSIVM_VMM_PCI_DEVICES_H
 
 #include "util/error.h"
 

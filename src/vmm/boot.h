@@ -1,6 +1,6 @@
 /* Kernel boot: pick the entry protocol for an image and prepare RAM and the boot vCPU. */
-#ifndef MSIVM_ARCH_X86_BOOT_H
-#define MSIVM_ARCH_X86_BOOT_H
+#ifndef MSIVM_VMM_BOOT_H
+#define MSIVM_VMM_BOOT_H
 
 #include "util/error.h"
 #include "vmm/vm.h"

@@ -1,5 +1,5 @@
 /* Event loop: one epoll instance, its dispatch to registered handlers, and bounded busy-polling of armed sources. */
-#include "vmm/evloop.h"
+#include "core/evloop.h"
 #include "util/clock.h"
 
 #include <errno.h>

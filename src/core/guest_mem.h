@@ -1,6 +1,6 @@
 /* Guest memory: the host mapping of guest RAM and the checked gpa -> host translation. */
-#ifndef MSIVM_VMM_GUEST_MEM_H
-#define MSIVM_VMM_GUEST_MEM_H
+#ifndef MSIVM_CORE_GUEST_MEM_H
+#define MSIVM_CORE_GUEST_MEM_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* Kernel boot: image file -> format dispatch (PVH ELF or bzImage) -> ACPI, boot data -> boot vCPU registers. */
-#include "arch/x86/boot.h"
+#include "vmm/boot.h"
 
 #include <elf.h>
 #include <errno.h>
