@@ -91,6 +91,24 @@ static int set_serial(struct run_config *c, const char *val, struct error *e)
 	return 0;
 }
 
+enum serial_kind run_config_serial(const struct run_config *c, const char **path)
+{
+	const char *v = c->serial;
+	*path = NULL;
+	if (!v)
+		return SERIAL_STDOUT;
+	if (!strcmp(v, "off"))
+		return SERIAL_OFF;
+	if (!strcmp(v, "tty"))
+		return SERIAL_TTY;
+	if (!strncmp(v, "socket=", 7)) {
+		*path = v + 7;
+		return SERIAL_SOCKET;
+	}
+	*path = !strncmp(v, "file=", 5) ? v + 5 : v; /* set_serial stores every FILE as file=FILE */
+	return SERIAL_FILE;
+}
+
 static int set_user(struct run_config *c, const char *val, struct error *e)
 {
 	return jail_parse_user(val, &c->jail, e);

@@ -15,7 +15,8 @@ struct run_config {
 	char *kernel;          /* --kernel (required) */
 	char *initrd;          /* --initrd; NULL: none */
 	char *cmdline;         /* --cmdline; NULL: empty */
-	char *serial;          /* "file=FILE", "tty" or "off"; NULL: COM1 to standard output */
+	char *serial;          /* "file=FILE", "socket=PATH", "tty" or "off" (run_config_serial);
+				* NULL: COM1 to standard output */
 	char *kvm_device;      /* --kvm-device; NULL: /dev/kvm */
 	char *cpu_pin;         /* --cpu-pin as given; applied to vm.cpu by run_config_finish */
 	char *chroot;          /* --chroot DIR; NULL: none */
@@ -35,6 +36,18 @@ struct run_config {
 enum config_kind { CONFIG_STRING, CONFIG_UINT, CONFIG_SIZE, CONFIG_FLAG, CONFIG_DEVICES };
 
 #define CONFIG_KVM_DEVICE "/dev/kvm"
+
+/* The forms of --serial (the grammar is config_keys.c's set_serial). */
+enum serial_kind {
+	SERIAL_STDOUT, /* not given: COM1 output to standard output */
+	SERIAL_FILE,   /* FILE or file=FILE: output to a file */
+	SERIAL_SOCKET, /* socket=PATH: one client of a unix socket, both ways */
+	SERIAL_TTY,    /* tty: standard output, standard input raw when it is a terminal */
+	SERIAL_OFF,    /* off: COM1 goes nowhere */
+};
+
+/* Which form c->serial holds; *path gets the file or socket path (else NULL). */
+enum serial_kind run_config_serial(const struct run_config *c, const char **path);
 
 struct json_t;
 
