@@ -10,12 +10,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "devices/virtio_blk_config.h"
 #include "util/log.h"
 #include "virtio/budget.h"
 
 #define HDR_SIZE 16u   /* type u32, reserved u32, sector u64 */
 #define DWZ_SIZE 16u   /* discard/write-zeroes segment: sector u64, num_sectors u32, flags u32 */
-#define DISCARD_ALIGN_SECTORS 8u
 #define VBLK_BUDGET_BYTES (8u << 20) /* per wake-up: a queue depth of large reads or writes */
 #define VBLK_ZERO_MAX (1u << 20)     /* data bytes a completion at once may have zeroed */
 
@@ -43,114 +43,6 @@
  * more than VBLK_ZERO_MAX writable data bytes gets length 0 (bounded work per
  * wake-up), and a cancelled read (reset, teardown) is not zeroed.
  */
-
-static uint64_t bit(unsigned n) { return 1ULL << n; }
-
-static bool negotiated(const struct virtio_blk *b, unsigned f)
-{
-	return b->pci.negotiated & bit(f);
-}
-
-static uint64_t capacity(const struct virtio_blk *b) { return b->be->size / BLK_SECTOR_SIZE; }
-
-/* The cache mode in force: true for writeback, false for writethrough. */
-static bool writeback(const struct virtio_blk *b)
-{
-	return b->writeback >= 0 ? b->writeback : negotiated(b, VIRTIO_BLK_F_FLUSH);
-}
-
-/* The config space's view of the backend's topology (5.2.4): blk_size in
- * bytes, the rest in logical blocks. Values the fields cannot hold, or that
- * are not whole blocks, are left out (0) rather than misreported. */
-struct vblk_topo {
-	uint32_t blk_size;
-	uint8_t physical_block_exp, alignment_offset;
-	uint16_t min_io_size;
-	uint32_t opt_io_size;
-};
-
-static struct vblk_topo topology(const struct blk_topology *t)
-{
-	struct vblk_topo v = { .blk_size = BLK_SECTOR_SIZE };
-	uint32_t lbs = t->logical_block;
-	/* Linux takes logical blocks of 512 bytes to a page. */
-	if (lbs >= BLK_SECTOR_SIZE && lbs <= 4096 && !(lbs & (lbs - 1)))
-		v.blk_size = lbs;
-	lbs = v.blk_size;
-	uint32_t phys = t->physical_block;
-	if (phys > lbs && !(phys & (phys - 1)))
-		while ((lbs << v.physical_block_exp) < phys)
-			v.physical_block_exp++;
-	if (t->alignment_offset % lbs == 0 && t->alignment_offset / lbs <= UINT8_MAX)
-		v.alignment_offset = (uint8_t)(t->alignment_offset / lbs);
-	uint32_t min_io = t->min_io / lbs;
-	v.min_io_size = min_io <= UINT16_MAX ? (uint16_t)min_io : 0;
-	v.opt_io_size = t->opt_io / lbs;
-	return v;
-}
-
-/* ---- config space ---- */
-
-static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
-
-static void blk_config_read(void *opaque, uint32_t off, void *data, uint32_t len)
-{
-	struct virtio_blk *b = opaque;
-	uint8_t c[VIRTIO_BLK_CONFIG_SIZE] = { 0 };
-	struct vblk_topo t = topology(&b->be->topo);
-	put64(c + 0, capacity(b));
-	put32(c + 8, b->size_max);
-	put32(c + 12, b->seg_max);
-	put32(c + 20, t.blk_size);                       /* BLK_SIZE; addressing stays 512 */
-	c[24] = t.physical_block_exp;                    /* TOPOLOGY */
-	c[25] = t.alignment_offset;
-	put16(c + 26, t.min_io_size);
-	put32(c + 28, t.opt_io_size);
-	c[32] = writeback(b);                            /* 0 means writethrough */
-	put16(c + 34, b->nqueues);
-	put32(c + 36, b->max_discard_sectors);
-	put32(c + 40, 1);                                /* max_discard_seg */
-	put32(c + 44, b->discard_align);
-	put32(c + 48, b->max_write_zeroes_sectors);
-	put32(c + 52, 1);                                /* max_write_zeroes_seg */
-	c[56] = b->be->can_discard;                      /* write_zeroes_may_unmap */
-	memcpy(data, c + off, len);
-}
-
-#define CONFIG_WRITEBACK 32u
-
-/* Only `writeback` is writable, a byte at a time, with CONFIG_WCE
- * negotiated; any other write is ignored (and logged). */
-static void blk_config_write(void *opaque, uint32_t off, const void *data, uint32_t len)
-{
-	struct virtio_blk *b = opaque;
-	if (off != CONFIG_WRITEBACK || len != 1) {
-		log_ratelimited(&b->rl, LOG_WARN, "%s: write of %u bytes to read-only config at "
-				"0x%x ignored", b->name, len, off);
-		return;
-	}
-	uint8_t v;
-	memcpy(&v, data, 1);
-	const char *why = NULL;
-	if (!negotiated(b, VIRTIO_BLK_F_CONFIG_WCE))
-		why = "CONFIG_WCE not negotiated";
-	else if (v > 1)
-		why = "not 0 or 1";
-	else if (v && !negotiated(b, VIRTIO_BLK_F_FLUSH))
-		why = "writeback needs FLUSH negotiated";
-	if (why) {
-		log_ratelimited(&b->rl, LOG_WARN, "%s: writeback=%u ignored: %s", b->name, v, why);
-		return;
-	}
-	if (v != writeback(b)) {
-		log_info("%s: the driver switched the cache to %s", b->name,
-			 v ? "writeback" : "writethrough");
-		b->pci.config_generation++; /* a config value changed (4.1.4.3.1) */
-	}
-	b->writeback = (int8_t)v;
-}
 
 /* ---- chain access: the guest may rewrite its buffers at any time, so
  * every value is copied out once and only the copy is checked ---- */
@@ -331,7 +223,7 @@ static void io_done(void *cookie, int64_t result)
 		s = result == -EOPNOTSUPP && dwz && !flushing ? VIRTIO_BLK_S_UNSUPP : VIRTIO_BLK_S_IOERR;
 	} else if (flushing && b->flush_error) {
 		s = VIRTIO_BLK_S_IOERR; /* an earlier flush failed: this one proves nothing */
-	} else if (is_write(r->type) && !r->syncing && !writeback(b)) {
+	} else if (is_write(r->type) && !r->syncing && !vblk_writeback(b)) {
 		r->syncing = true; /* writethrough */
 		if (!b->flush_error) {
 			start_flush(r);
@@ -371,7 +263,7 @@ static void submit(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, enum b
 /* Sector range check without overflow: [sector, sector + n) inside the disk. */
 static bool range_ok(const struct virtio_blk *b, uint64_t sector, uint64_t n)
 {
-	uint64_t cap = capacity(b);
+	uint64_t cap = vblk_capacity(b);
 	return sector <= cap && n <= cap - sector;
 }
 
@@ -398,7 +290,7 @@ static int rw_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, uin
 	if (!range_ok(b, sector, len / BLK_SECTOR_SIZE))
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "sectors [%" PRIu64 ", +%" PRIu64
 			      ") past the end (%" PRIu64 " sectors)", sector, len / BLK_SECTOR_SIZE,
-			      capacity(b));
+			      vblk_capacity(b));
 	r->bytes = (uint32_t)len;
 	submit(b, qi, r, in ? BLK_OP_READ : BLK_OP_WRITE, sector, len, cnt);
 	return 0;
@@ -411,7 +303,7 @@ static int dwz_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	if (b->be->ro)
 		return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "discard/write-zeroes on a "
 			      "read-only disk");
-	if (!negotiated(b, discard ? VIRTIO_BLK_F_DISCARD : VIRTIO_BLK_F_WRITE_ZEROES))
+	if (!vblk_negotiated(b, discard ? VIRTIO_BLK_F_DISCARD : VIRTIO_BLK_F_WRITE_ZEROES))
 		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "%s not negotiated",
 			      discard ? "DISCARD" : "WRITE_ZEROES");
 	if (c->in_bytes != 1 || c->out_bytes != HDR_SIZE + DWZ_SIZE)
@@ -571,8 +463,8 @@ static void blk_reset(void *opaque)
 }
 
 static const struct virtio_dev_ops blk_ops = {
-	.config_read = blk_config_read,
-	.config_write = blk_config_write,
+	.config_read = vblk_config_read,
+	.config_write = vblk_config_write,
 	.queue_notify = blk_notify,
 	.reset = blk_reset,
 };
@@ -592,29 +484,6 @@ void virtio_blk_complete(struct virtio_blk *b)
 
 static void on_io_event(void *opaque, uint32_t events) { virtio_blk_complete(opaque); }
 
-static uint32_t min32(uint64_t a, uint64_t b) { return (uint32_t)(a < b ? a : b); }
-
-/* The limits a driver is told and requests are held to: the device's
- * constants as upper bounds (the request struct's iovec array, 1 MiB
- * segments, 2 GiB discards), lowered to what the backend takes in one
- * attempt (IOV_MAX iovecs, its per-iovec and discard/write-zeroes bounds)
- * so that no request is split by the engine for being too big; a backend
- * reporting no limit (0) keeps the constant. */
-static void vblk_limits(struct virtio_blk *b)
-{
-	const struct blk_backend *be = b->be;
-	b->seg_max = be->max_segs ? min32(VIRTIO_BLK_SEG_MAX, be->max_segs) : VIRTIO_BLK_SEG_MAX;
-	b->size_max = VIRTIO_BLK_SIZE_MAX;
-	if (be->max_seg_bytes >= BLK_SECTOR_SIZE)
-		b->size_max = min32(VIRTIO_BLK_SIZE_MAX, be->max_seg_bytes);
-	b->max_discard_sectors = min32(VIRTIO_BLK_MAX_DISCARD_SECTORS,
-					 be->max_discard / BLK_SECTOR_SIZE);
-	b->max_write_zeroes_sectors = min32(VIRTIO_BLK_MAX_DISCARD_SECTORS,
-					      be->max_write_zeroes / BLK_SECTOR_SIZE);
-	uint32_t lbs_sectors = be->topo.logical_block / BLK_SECTOR_SIZE;
-	b->discard_align = lbs_sectors > DISCARD_ALIGN_SECTORS ? lbs_sectors : DISCARD_ALIGN_SECTORS;
-}
-
 int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 		    struct blk_backend *be, const struct virtio_pci_config *cfg,
 		    const struct guest_mem *mem, int vm_fd, struct gsi_routes *routes,
@@ -631,17 +500,17 @@ int virtio_blk_init(struct virtio_blk *b, unsigned index, uint16_t nqueues,
 	b->nqueues = nqueues;
 	b->writeback = -1;
 	vblk_limits(b);
-	b->features = bit(VIRTIO_BLK_F_SIZE_MAX) | bit(VIRTIO_BLK_F_SEG_MAX) | bit(VIRTIO_BLK_F_FLUSH) |
-		      bit(VIRTIO_BLK_F_BLK_SIZE) | bit(VIRTIO_BLK_F_TOPOLOGY) |
-		      bit(VIRTIO_BLK_F_CONFIG_WCE);
+	b->features = vblk_bit(VIRTIO_BLK_F_SIZE_MAX) | vblk_bit(VIRTIO_BLK_F_SEG_MAX) | vblk_bit(VIRTIO_BLK_F_FLUSH) |
+		      vblk_bit(VIRTIO_BLK_F_BLK_SIZE) | vblk_bit(VIRTIO_BLK_F_TOPOLOGY) |
+		      vblk_bit(VIRTIO_BLK_F_CONFIG_WCE);
 	if (be->ro)
-		b->features |= bit(VIRTIO_BLK_F_RO);
+		b->features |= vblk_bit(VIRTIO_BLK_F_RO);
 	if (nqueues > 1)
-		b->features |= bit(VIRTIO_BLK_F_MQ);
+		b->features |= vblk_bit(VIRTIO_BLK_F_MQ);
 	if (!be->ro && be->can_discard && b->max_discard_sectors)
-		b->features |= bit(VIRTIO_BLK_F_DISCARD);
+		b->features |= vblk_bit(VIRTIO_BLK_F_DISCARD);
 	if (!be->ro && be->can_write_zeroes && b->max_write_zeroes_sectors)
-		b->features |= bit(VIRTIO_BLK_F_WRITE_ZEROES);
+		b->features |= vblk_bit(VIRTIO_BLK_F_WRITE_ZEROES);
 	struct virtio_dev_info info = {
 		.name = b->name, .device_id = VIRTIO_ID_BLOCK, .nqueues = nqueues,
 		.queue_max = VIRTIO_BLK_QUEUE_SIZE, .config_size = VIRTIO_BLK_CONFIG_SIZE,
