@@ -110,6 +110,64 @@ static void take_header(json_t *root, struct ll_options *o, char *kernel, char *
 	o->host.kvm_api = isnan(api) ? -1 : (int)api;
 }
 
+/* Loads each report (argv[0..n)) into roots; seen[vmm] gets a bit per configuration its runs
+ * name (vmm 1: QEMU), o->vs_qemu whether QEMU ran. False after a line on stderr. */
+static bool load_reports(char **files, int n, json_t **roots, unsigned seen[2], struct ll_options *o)
+{
+	for (int i = 0; i < n; i++) {
+		json_error_t je;
+		roots[i] = json_load_file(files[i], 0, &je);
+		const char *kind = json_string_value(json_object_get(roots[i], "report"));
+		if (!roots[i] || !kind || strcmp(kind, "linux-lab")) {
+			fprintf(stderr, "msivm lab --merge: '%s' is not a Linux lab report.json%s%s\n",
+				files[i], roots[i] ? "" : ": ", roots[i] ? "" : je.text);
+			return false;
+		}
+		size_t k;
+		json_t *run;
+		json_array_foreach(json_object_get(roots[i], "runs"), k, run) {
+			const struct ll_config *cfg = config_named(json_string_value(json_object_get(run, "config")));
+			const char *vmm = json_string_value(json_object_get(run, "vmm"));
+			if (!cfg || !vmm)
+				continue;
+			bool q = !strcmp(vmm, "qemu");
+			seen[q] |= 1u << (cfg - ll_configs);
+			o->vs_qemu |= q;
+		}
+	}
+	return true;
+}
+
+/* Puts every run of the reports into its cell (at most LL_MAX_RUNS each) and counts them in o:
+ * done, failed, runs per cell and runs with a workload. */
+static void fill_cells(json_t **roots, int n, struct ll_cell *cells, unsigned ncells,
+		       struct ll_options *o)
+{
+	for (int i = 0; i < n; i++) {
+		size_t k;
+		json_t *run;
+		json_array_foreach(json_object_get(roots[i], "runs"), k, run) {
+			const struct ll_config *cfg = config_named(json_string_value(json_object_get(run, "config")));
+			const char *vmm = json_string_value(json_object_get(run, "vmm"));
+			struct ll_cell *cell = cfg && vmm ? cell_of(cells, ncells, strcmp(vmm, "qemu") ? LAB_MSIVM
+									 : LAB_QEMU, cfg) : NULL;
+			if (!cell || cell->skipped || cell->nruns == LL_MAX_RUNS)
+				continue;
+			struct ll_run *r = &cell->runs[cell->nruns++];
+			load_run(run, cfg, r);
+			o->runs_done++;
+			o->runs_failed += r->failed;
+		}
+	}
+	for (unsigned i = 0; i < ncells; i++) {
+		unsigned worked = 0;
+		for (unsigned r = 0; r < cells[i].nruns; r++)
+			worked += cells[i].runs[r].worked;
+		o->runs = cells[i].nruns > o->runs ? cells[i].nruns : o->runs;
+		o->io_runs = worked > o->io_runs ? worked : o->io_runs;
+	}
+}
+
 int ll_merge_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -141,55 +199,14 @@ int ll_merge_main(int argc, char **argv)
 	json_t *roots[MAX_FILES] = { 0 };
 	unsigned seen[2] = { 0, 0 };
 	int status = EXIT_USAGE;
-	for (int i = 0; i < nfiles; i++) {
-		json_error_t je;
-		roots[i] = json_load_file(argv[optind + i], 0, &je);
-		const char *kind = json_string_value(json_object_get(roots[i], "report"));
-		if (!roots[i] || !kind || strcmp(kind, "linux-lab")) {
-			fprintf(stderr, "msivm lab --merge: '%s' is not a Linux lab report.json%s%s\n",
-				argv[optind + i], roots[i] ? "" : ": ", roots[i] ? "" : je.text);
-			goto out;
-		}
-		size_t k;
-		json_t *run;
-		json_array_foreach(json_object_get(roots[i], "runs"), k, run) {
-			const struct ll_config *cfg = config_named(json_string_value(json_object_get(run, "config")));
-			const char *vmm = json_string_value(json_object_get(run, "vmm"));
-			if (!cfg || !vmm)
-				continue;
-			bool q = !strcmp(vmm, "qemu");
-			seen[q] |= 1u << (cfg - ll_configs);
-			o.vs_qemu |= q;
-		}
-	}
+	if (!load_reports(argv + optind, nfiles, roots, seen, &o))
+		goto out;
 	take_header(roots[0], &o, kernel, initrd, sizeof(kernel));
 	struct ll_cell *cells = calloc(2 * ll_nconfigs, sizeof(*cells));
 	if (!cells)
 		goto out;
 	unsigned ncells = ll_plan(&o, seen[0] | seen[1], cells);
-	for (int i = 0; i < nfiles; i++) {
-		size_t k;
-		json_t *run;
-		json_array_foreach(json_object_get(roots[i], "runs"), k, run) {
-			const struct ll_config *cfg = config_named(json_string_value(json_object_get(run, "config")));
-			const char *vmm = json_string_value(json_object_get(run, "vmm"));
-			struct ll_cell *cell = cfg && vmm ? cell_of(cells, ncells, strcmp(vmm, "qemu") ? LAB_MSIVM
-									 : LAB_QEMU, cfg) : NULL;
-			if (!cell || cell->skipped || cell->nruns == LL_MAX_RUNS)
-				continue;
-			struct ll_run *r = &cell->runs[cell->nruns++];
-			load_run(run, cfg, r);
-			o.runs_done++;
-			o.runs_failed += r->failed;
-		}
-	}
-	for (unsigned i = 0; i < ncells; i++) {
-		unsigned worked = 0;
-		for (unsigned r = 0; r < cells[i].nruns; r++)
-			worked += cells[i].runs[r].worked;
-		o.runs = cells[i].nruns > o.runs ? cells[i].nruns : o.runs;
-		o.io_runs = worked > o.io_runs ? worked : o.io_runs;
-	}
+	fill_cells(roots, nfiles, cells, ncells, &o);
 	o.runs_planned = o.runs_done;
 	const char *d = json_string_value(json_object_get(roots[0], "date")); /* the first session's */
 	snprintf(o.date, sizeof(o.date), "%s", d ? d : "?");
