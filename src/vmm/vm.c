@@ -1,5 +1,6 @@
 /* VM: creation order (KVM, irqchip, RAM, devices, vCPUs), the run loop and stopping. */
 #include "vmm/vm.h"
+#include "vmm/vm_stats.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -303,40 +304,6 @@ static void power_request(void *opaque, enum power_request what, const char *why
 	vm_request_stop_reason(vm, what == POWER_OFF ? VM_END_POWEROFF : VM_END_RESET, 0, why);
 }
 
-static uint64_t thread_cpu_ns(pthread_t t)
-{
-	clockid_t cid;
-	struct timespec ts;
-	if (pthread_getcpuclockid(t, &cid) || clock_gettime(cid, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Marker hook: counters at the start and end of the probe's timed workload. */
-static void on_mark(void *opaque, unsigned id)
-{
-	struct vm *vm = opaque;
-	if (id != LAB_MARK_WORK_START && id != LAB_MARK_WORK_END)
-		return;
-	struct vm_snapshot s = { .taken = true };
-	struct kvm_stats st = { 0 };
-	for (uint32_t i = 0; i < vm->ncpus; i++) {
-		kvm_stats_accumulate(vm->vcpus[i].stats_fd, &st);
-		s.msivm_io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
-		s.msivm_mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
-	}
-	s.kvm_exits = kvm_stats_get(&st, "exits");
-	s.cpu_ns = thread_cpu_ns(vm->io_thread);
-	for (uint32_t i = 0; i < vm->ncpus; i++)
-		s.cpu_ns += thread_cpu_ns(vm->vcpus[i].thread);
-	for (uint32_t i = 0; i < vm->ndevs; i++)
-		s.isr_reads += __atomic_load_n(&vm->devs[i].pci->stats.isr_reads, __ATOMIC_RELAXED);
-	if (id == LAB_MARK_WORK_START)
-		vm->work_start = s;
-	else
-		vm->work_end = s;
-}
-
 /* Ctrl-a x on the serial input: the operator stops the VM (status as for SIGINT). */
 static void serial_quit(void *opaque)
 {
@@ -366,7 +333,7 @@ static int setup_devices(struct vm *vm, struct error *err)
 	vm->pm.sink = sink;
 	vm->kbc.sink = sink;
 	vm->marker.origin_ns = vm->start_ns;
-	vm->marker.on_mark = on_mark;
+	vm->marker.on_mark = vm_stats_mark;
 	vm->marker.opaque = vm;
 	if ((ret = bus_register(&vm->pio, UART_COM1_BASE, UART_NREGS, &uart8250_ops, &vm->com1,
 				"com1")) ||

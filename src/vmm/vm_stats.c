@@ -35,6 +35,39 @@ static void vector_label(const struct virtio_pci *t, uint16_t v, char *buf, size
 		snprintf(buf, len, "-");
 }
 
+static uint64_t thread_cpu_ns(pthread_t t)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (pthread_getcpuclockid(t, &cid) || clock_gettime(cid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void vm_stats_mark(void *opaque, unsigned id)
+{
+	struct vm *vm = opaque;
+	if (id != LAB_MARK_WORK_START && id != LAB_MARK_WORK_END)
+		return;
+	struct vm_snapshot s = { .taken = true };
+	struct kvm_stats st = { 0 };
+	for (uint32_t i = 0; i < vm->ncpus; i++) {
+		kvm_stats_accumulate(vm->vcpus[i].stats_fd, &st);
+		s.msivm_io += __atomic_load_n(&vm->vcpus[i].exits_io, __ATOMIC_RELAXED);
+		s.msivm_mmio += __atomic_load_n(&vm->vcpus[i].exits_mmio, __ATOMIC_RELAXED);
+	}
+	s.kvm_exits = kvm_stats_get(&st, "exits");
+	s.cpu_ns = thread_cpu_ns(vm->io_thread);
+	for (uint32_t i = 0; i < vm->ncpus; i++)
+		s.cpu_ns += thread_cpu_ns(vm->vcpus[i].thread);
+	for (uint32_t i = 0; i < vm->ndevs; i++)
+		s.isr_reads += __atomic_load_n(&vm->devs[i].pci->stats.isr_reads, __ATOMIC_RELAXED);
+	if (id == LAB_MARK_WORK_START)
+		vm->work_start = s;
+	else
+		vm->work_end = s;
+}
+
 void vm_stats_print(struct vm *vm, FILE *out)
 {
 	fprintf(out, "interrupts (msivm's view):\n");

@@ -24,4 +24,10 @@ int vm_stats_write_json(struct vm *vm, FILE *out, const char *name, struct error
  * threads update them: each value is whole, the set is no snapshot. */
 json_t *vm_stats_json(struct vm *vm);
 
+/* The lab marker's hook (port 0xf8, vm->marker.on_mark; opaque is the vm): at the guest's
+ * workload start and end marks, records the counters the stats JSON's "workload" object
+ * subtracts (KVM exits, msivm's own exits, ISR reads, CPU time of the vCPU and I/O threads).
+ * Other marks change nothing. Runs on the vCPU thread that wrote the port. */
+void vm_stats_mark(void *opaque, unsigned id);
+
 #endif
