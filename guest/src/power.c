@@ -24,7 +24,9 @@
 #define GED_PIN            5                /* msivm's DSDT: GED0's interrupt, edge, active high */
 #define BUTTON_WAKEUPS     6000u            /* watchdog ticks (10 ms): wait 60 s at most */
 
-static const char *const power_names[] = { "off", "acpi-reset", "kbd-reset", "triple" };
+static const char *const power_names[] = { "off", "acpi-reset", "kbd-reset", "triple", "panic" };
+#define PVPANIC_PORT       0x505            /* msivm's DSDT: PEVT (QEMU0001) */
+#define PVPANIC_PANICKED   0x1u
 
 /* An empty IDT: the next exception cannot be delivered (#GP, #DF, shutdown). */
 static void triple_fault(void)
@@ -103,7 +105,7 @@ int probe_button(const char *cmdline)
 
 int probe_power(const char *cmdline)
 {
-    int what = pick_value(cmdline, "power", power_names, 4);
+    int what = pick_value(cmdline, "power", power_names, 5);
     if (what == -1)
         return 0;
     if (what < 0)
@@ -119,6 +121,12 @@ int probe_power(const char *cmdline)
         break;
     case 2:
         outb(I8042_COMMAND, I8042_PULSE_RESET);
+        break;
+    case 4: /* as Linux's pvpanic driver: read what the device offers, report the panic */
+        cprintf("probe: pvpanic offers 0x%x\n", inb(PVPANIC_PORT));
+        console_flush();
+        if (inb(PVPANIC_PORT) & PVPANIC_PANICKED)
+            outb(PVPANIC_PORT, PVPANIC_PANICKED);
         break;
     default:
         triple_fault();

@@ -39,6 +39,7 @@ static const struct option run_options[] = {
 	{ "stats", no_argument, NULL, LONG_ONLY },
 	{ "stats-json", required_argument, NULL, LONG_ONLY },
 	{ "log-file", required_argument, NULL, LONG_ONLY },
+	{ "dump-on-crash", required_argument, NULL, LONG_ONLY },
 	{ "log-level", required_argument, NULL, LONG_ONLY },
 	{ "config", required_argument, NULL, LONG_ONLY },
 	{ "print-config", no_argument, NULL, LONG_ONLY },

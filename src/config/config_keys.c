@@ -236,6 +236,7 @@ static const struct config_key keys[] = {
 	FLAG("stats", stats),
 	STR("stats-json", stats_json, NULL),
 	STR("log-file", log_file, NULL),
+	STR("dump-on-crash", dump_dir, NULL),
 	KEY("log-level", CONFIG_STRING, log_level),
 };
 

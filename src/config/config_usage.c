@@ -88,6 +88,8 @@ static const char usage_text[] =
 	"                     (of the last boot, after guest reboots)\n"
 	"  --stats-json FILE  write the same figures as JSON (\"-\": standard output)\n"
 	"  --log-file FILE    append log lines to FILE instead of standard error\n"
+	"  --dump-on-crash DIR  when the guest panics (pvpanic), triple-faults or crashes,\n"
+	"                     write DIR/msivm-PID-bootN.core (ELF: RAM, registers) and .json\n"
 	"  --log-level LEVEL  error, warn (default), info or debug; each line carries the\n"
 	"                     seconds since start and the thread's name\n"
 	"  -v, --verbose      more log lines (repeat for debug)\n"

@@ -23,7 +23,7 @@ void run_config_free(struct run_config *c)
 {
 	char **strings[] = { &c->kernel, &c->initrd, &c->cmdline, &c->serial, &c->kvm_device,
 			     &c->cpu_pin, &c->chroot, &c->stats_json, &c->log_file,
-			     &c->api_socket };
+			     &c->api_socket, &c->dump_dir };
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		free(*strings[i]);
 		*strings[i] = NULL;

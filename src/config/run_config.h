@@ -23,6 +23,7 @@ struct run_config {
 	char *stats_json;      /* --stats-json FILE ("-": standard output); NULL: none */
 	char *log_file;        /* --log-file; NULL: standard error */
 	char *api_socket;      /* --api-socket PATH; NULL: no API */
+	char *dump_dir;        /* --dump-on-crash DIR; NULL: no crash dumps */
 	bool stats;            /* --stats */
 	bool no_reboot;        /* --no-reboot */
 	enum log_level log_level; /* --log-level, -v, -q */

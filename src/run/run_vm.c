@@ -17,6 +17,7 @@
 #include "vmm/jail.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
+#include "vmm/vm_dump.h"
 #include "vmm/vm_stats.h"
 
 /* What the run holds open on the host, released by close_ends. */
@@ -26,6 +27,7 @@ struct host_ends {
 	int log_fd;               /* --log-file, or -1 */
 	struct termios saved_tty; /* the terminal before --serial tty made it raw */
 	bool tty_raw;
+	int dump_dir;             /* --dump-on-crash, or -1 */
 };
 
 static struct run_outcome not_started(void) { return (struct run_outcome){ RUN_NOT_STARTED, 0 }; }
@@ -119,6 +121,11 @@ static bool open_ends(struct run_config *c, struct host_ends *h)
 		}
 		log_set_fd(h->log_fd);
 	}
+	if (c->dump_dir &&
+	    (h->dump_dir = open(c->dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "msivm: --dump-on-crash '%s': %s\n", c->dump_dir, strerror(errno));
+		return false;
+	}
 	if (!open_serial(c, h) || !open_console_ends(&c->vm))
 		return false;
 	if (vm_signals_init() || seccomp_signals_init()) {
@@ -138,6 +145,27 @@ static void close_ends(struct run_config *c, struct host_ends *h)
 		fclose(h->stats_out);
 	if (h->log_fd >= 0)
 		close(h->log_fd);
+	if (h->dump_dir >= 0)
+		close(h->dump_dir);
+}
+
+/* --dump-on-crash: a boot that ended in a guest panic, crash or triple fault leaves
+ * msivm-PID-bootN.{core,json} in the directory (vCPUs stopped, VM not yet destroyed). */
+static void dump_if_crashed(const struct run_config *c, struct vm *vm, unsigned boot,
+			    const struct host_ends *h)
+{
+	enum vm_end end = (enum vm_end)atomic_load(&vm->end);
+	bool triple = end == VM_END_RESET && vm->end_reason && !strcmp(vm->end_reason, "triple fault");
+	if (h->dump_dir < 0 || !(end == VM_END_CRASH || end == VM_END_SHUTDOWN || triple))
+		return;
+	char stem[64];
+	struct error err;
+	snprintf(stem, sizeof(stem), "msivm-%d-boot%u", (int)getpid(), boot);
+	if (vm_dump_write(vm, h->dump_dir, stem, &err))
+		log_err("crash dump: %s", err.msg);
+	else
+		log_warn("crash dump (%s): %s/%s.core and %s.json", vm->end_reason ? vm->end_reason
+			 : "the guest crashed", c->dump_dir, stem, stem);
 }
 
 /* --stats: one block per boot, headed by its number and what ended it. */
@@ -212,6 +240,7 @@ static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct 
 			vm_destroy(vm);
 			return (struct run_outcome){ RUN_VMM_FAILED, 0 };
 		}
+		dump_if_crashed(c, vm, boot, h);
 		struct run_outcome out = outcome_of(vm);
 		int stop = atomic_load(&operator_stop);
 		bool again = out.end == RUN_RESET && reboots(c, vm, boot, stop);
@@ -238,7 +267,7 @@ static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct 
 
 struct run_outcome run_vm(struct run_config *c)
 {
-	struct host_ends h = { .log_fd = -1 };
+	struct host_ends h = { .log_fd = -1, .dump_dir = -1 };
 	jail_note_inherited(&c->jail); /* before msivm opens anything of its own */
 	struct vm *vm = NULL;
 	struct run_outcome out = not_started();

@@ -304,6 +304,12 @@ static void power_request(void *opaque, enum power_request what, const char *why
 	vm_request_stop_reason(vm, what == POWER_OFF ? VM_END_POWEROFF : VM_END_RESET, 0, why);
 }
 
+/* pvpanic: the guest says it panicked; it will do nothing useful any more. */
+static void guest_panicked(void *opaque)
+{
+	vm_request_stop_reason(opaque, VM_END_CRASH, 0, "the guest panicked (pvpanic)");
+}
+
 /* Ctrl-a x on the serial input: the operator stops the VM (status as for SIGINT). */
 static void serial_quit(void *opaque)
 {
@@ -329,6 +335,7 @@ static int setup_devices(struct vm *vm, struct error *err)
 				     vm->cfg.serial_escape, &vm->loop, serial_quit, vm, err)))
 		return ret;
 	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
+	vm->panic = (struct pvpanic){ .on_panic = guest_panicked, .opaque = vm };
 	struct power_sink sink = { power_request, vm };
 	vm->pm.sink = sink;
 	vm->kbc.sink = sink;
@@ -339,6 +346,8 @@ static int setup_devices(struct vm *vm, struct error *err)
 				"com1")) ||
 	    (ret = bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_SIZE, &debug_exit_ops,
 				&vm->dbg, "debug-exit")) ||
+	    (ret = bus_register(&vm->pio, PVPANIC_PORT, PVPANIC_SIZE, &pvpanic_ops, &vm->panic,
+				"pvpanic")) ||
 	    (ret = bus_register(&vm->pio, LAB_MARKER_PORT, LAB_MARKER_SIZE, &lab_marker_ops,
 				&vm->marker, "lab-marker")) ||
 	    (ret = bus_register(&vm->pio, ACPI_PM_PORT, ACPI_PM_SIZE, &acpi_pm_ops, &vm->pm,

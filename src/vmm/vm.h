@@ -13,6 +13,7 @@
 #include "devices/device_type.h"
 #include "devices/i8042.h"
 #include "devices/lab_marker.h"
+#include "devices/pvpanic.h"
 #include "devices/serial_input.h"
 #include "devices/uart8250.h"
 #include "irq/gsi_routes.h"
@@ -57,7 +58,7 @@ enum vm_end {
 	VM_END_POWEROFF,     /* the guest powered off (ACPI S5) */
 	VM_END_RESET,        /* the guest reset: ACPI reset register, i8042 pulse, triple fault */
 	VM_END_SHUTDOWN,     /* the guest stopped unrecoverably (crash system event, HLT without LAPIC) */
-	VM_END_CRASH,        /* the guest could not go on: KVM emulation or VM-entry failure */
+	VM_END_CRASH,        /* the guest could not go on: it panicked (pvpanic), KVM emulation or VM-entry failure */
 	VM_END_VMM_ERROR,    /* msivm itself failed: KVM_RUN, a thread's setup, the event loop */
 };
 
@@ -101,6 +102,7 @@ struct vm {
 	struct uart8250 com1;
 	struct serial_input serial_in;
 	struct debug_exit dbg;
+	struct pvpanic panic;      /* port 0x505: the guest's panic event */
 	struct acpi_pm pm;         /* FADT sleep control/status and reset registers */
 	struct i8042 kbc;          /* reset pulse only */
 	struct lab_marker marker;

@@ -5,6 +5,7 @@
 
 #include "arch/x86/aml.h"
 #include "devices/power_button.h"
+#include "devices/pvpanic.h"
 #include "arch/x86/layout.h"
 #include "devices/acpi_pm.h"
 #include "pci/pci_host.h"
@@ -172,6 +173,21 @@ static void com1(struct aml *a)
 	aml_close(a, dev);
 }
 
+/* Device(PEVT): pvpanic (QEMU0001, one I/O port), which Linux's pvpanic-mmio driver binds: on
+ * a panic the guest writes 1 there and msivm stops it as crashed (and dumps it when asked). */
+static void pvpanic(struct aml *a)
+{
+	size_t dev = aml_open(a, true, AML_DEVICE_OP);
+	aml_name(a, "PEVT");
+	aml_name_string(a, "_HID", "QEMU0001");
+	aml_name_int(a, "_UID", 0);
+	uint8_t crs[16];
+	size_t n = res_io(crs, PVPANIC_PORT, PVPANIC_SIZE);
+	n += res_end(crs + n);
+	aml_name_buffer(a, "_CRS", crs, n);
+	aml_close(a, dev);
+}
+
 /* Device(PWRB): the power button (PNP0C0C), a control-method button whose
  * presses the GED announces with Notify(PWRB, 0x80). */
 static void power_button(struct aml *a)
@@ -242,6 +258,7 @@ size_t acpi_dsdt_write(uint8_t *buf, size_t cap)
 	com1(&a);
 	power_button(&a);
 	ged(&a);
+	pvpanic(&a);
 	aml_close(&a, sb);
 	if (a.overflow)
 		return 0;
