@@ -183,7 +183,7 @@ build_l2() {
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
 	# button + evdev: the ACPI power button as an input device (power=button)
-	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev; do add_module "$root" "$m"; done
+	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio; do add_module "$root" "$m"; done
 	install -m 755 "$here/guest-init" "$root/init"
 	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"

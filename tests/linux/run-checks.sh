@@ -83,7 +83,7 @@ trap 'cleanup' EXIT
 
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
-	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api= net=tap
+	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api= net=tap dump=
 	case "$1" in
 	# msix also pauses and resumes the running guest through the API socket
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 ;;
@@ -95,8 +95,9 @@ config() {
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
 	# the NIC's data path in the host kernel (vhost-net on the same tap), otherwise like msix;
 	# a keyboard-controller reboot (msivm rebuilds the NIC: a new vhost-net owner under seccomp),
-	# then the power button like msi
-	vhost) net=vhost power=kbd,button ;;
+	# then a kernel panic (sysrq c) that Linux's pvpanic driver reports: msivm exits 126 and
+	# leaves a crash dump (--dump-on-crash)
+	vhost) net=vhost power=kbd,panic dump=1 ;;
 	# QEMU is the reference for the checks, not for msivm's reset paths: it only powers off
 	# (under nested TCG its reboots hung: once after a triple-fault reset, once after an
 	# ACPI reset, each until the configuration's timeout).
@@ -181,7 +182,7 @@ start_vmm() {
 			--disk "path=$vdapath,irq=$irq" --disk "path=$vdb,ro,irq=$irq" \
 			--net "backend=$net,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
-			${api:+--api-socket "$WORK/api.sock"} \
+			${api:+--api-socket "$WORK/api.sock"} ${dump:+--dump-on-crash "$WORK/dump"} \
 			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
 		qcpu=host
@@ -198,7 +199,8 @@ start_vmm() {
 			-device virtconsole,chardev=c0 \
 			-device virtio-rng-pci
 	fi
-	rm -f "$WORK/mon.in" "$WORK/mon.out" "$WORK/api.sock" "$WORK/api.res"
+	rm -rf "$WORK/mon.in" "$WORK/mon.out" "$WORK/api.sock" "$WORK/api.res" "$WORK/dump"
+	mkdir -p "$WORK/dump"
 	[ "$vmm" = qemu ] && mkfifo "$WORK/mon.in" "$WORK/mon.out" # QEMU's monitor (opened read-write)
 	printf '%s\n' "$*" >"$d/vmm.cmd"
 	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x 'off\|button')
@@ -321,6 +323,26 @@ wait_vmm() {
 	vmm_pid=
 }
 
+# The last pass panicked on purpose (sysrq c): Linux's pvpanic-mmio driver must have bound
+# msivm's QEMU0001 device and reported the panic, msivm must have exited 126 and left an x86-64
+# ELF core with one NT_PRSTATUS note per vCPU and the guest's RAM (the core stays in L1).
+panic_check() {
+	local i=$1 core bound said seen typ notes size ram=$(($(echo "$mem" | tr -d G) * 1073741824))
+	bound=$(sed -n "s/.*lc: power $i panic (pvpanic-mmio bound to \([0-9]*\) QEMU0001.*/\1/p" "$d/serial.log" | head -n1)
+	grep -q 'Kernel panic - not syncing' "$d/serial.log"
+	said=$?
+	grep -q 'pvpanic: the guest panicked' "$d/vmm.err"
+	seen=$?
+	core=$(ls "$WORK"/dump/*.core 2>/dev/null | head -n1)
+	typ=$([ -n "$core" ] && dd if="$core" bs=1 skip=16 count=2 2>/dev/null | $BB od -An -tu2 | tr -d ' ')
+	notes=$([ -n "$core" ] && head -c 8192 "$core" | tr -c 'A-Z' '\n' | grep -cx CORE)
+	size=$([ -n "$core" ] && ls -ln "$core" | awk '{ print $5 }')
+	[ "$bound" = 1 ] && [ $said = 0 ] && [ $seen = 0 ] && [ "$rc" = 126 ] && [ "$typ" = 4 ] &&
+		[ "${notes:-0}" -ge "$cpus" ] && [ "${size:-0}" -ge "$ram" ]
+	cond $? power.panic "pass $i: pvpanic-mmio bound ${bound:-no} QEMU0001 device, kernel panic on the console: $([ $said = 0 ] && echo yes || echo no), msivm saw it: $([ $seen = 0 ] && echo yes || echo no), exit status $rc ($why); dump: $([ -n "$core" ] && echo "$(basename "$core") ELF type ${typ:-?}, ${notes:-0} CORE notes (want $cpus), $size bytes (RAM $ram)" || echo none)"
+	rm -rf "$WORK/dump"
+}
+
 run_config() {
 	cfg=$1
 	config "$cfg" || { echo "@@ unknown configuration $cfg"; return 1; }
@@ -379,7 +401,8 @@ run_config() {
 	tr -d '\r' <"$d/hvc.out" >"$d/hvc.txt"
 	grep -q "lc-hvc $cfg pass 1" "$d/hvc.txt" && grep -q "lc-hvc $cfg line 19" "$d/hvc.txt"
 	cond $? console.hvc "$(wc -l <"$d/hvc.out") lines in the console file (want 'lc-hvc $cfg pass 1' and 20 workload lines)"
-	p=$(tr -d '\r' <"$d/serial.log" | grep -E 'Kernel panic|BUG:|Oops:|general protection fault' | head -n 2 | tr '\n' ' ')
+	# (up to a panic the guest was asked for: lc.power's "panic")
+	p=$(tr -d '\r' <"$d/serial.log" | sed '/lc: power [0-9]* panic/q' | grep -E 'Kernel panic|BUG:|Oops:|general protection fault' | head -n 2 | tr '\n' ' ')
 	w=$(tr -d '\r' <"$d/serial.log" | grep -c 'WARNING: CPU')
 	[ -z "$p" ]
 	cond $? guest.no-panic "${p:-no panic, oops or BUG on the L2 console} ($w kernel WARNINGs$([ "$w" = 0 ] || echo ": $(tr -d '\r' <"$d/serial.log" | grep -m1 -B1 'WARNING: CPU' | head -n1 | sed 's/^\[[ 0-9.]*\] //' | cut -c1-70)"))"
@@ -435,6 +458,8 @@ run_config() {
 			[ $said = 0 ] && [ $seen = 0 ] && [ $logged = 0 ] && [ "$rc" = 0 ] && [ "$why" = exited ] &&
 				awk -v l="$lat" 'BEGIN { exit !(l != "-" && l < 10) }'
 			cond $? power.button "host pressed the power button ($([ "$vmm" = msivm ] && echo SIGTERM || echo system_powerdown)$([ $logged = 0 ] || echo ', msivm did not log the press')), guest saw KEY_POWER: $([ $seen = 0 ] && echo yes || echo no), exit status $rc ($why) ${lat}s after the press (pass $i)"
+		elif [ "$a" = panic ]; then
+			panic_check "$i"
 		elif [ "$a" = off ]; then
 			grep -q "lc: power $i poweroff" "$d/serial.log"
 			said=$?
