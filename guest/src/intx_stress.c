@@ -87,11 +87,13 @@ static void delay_us(uint32_t us)
         cpu_relax();
 }
 
-/* The AP's work loop (smp_ap_set_work): serves the BSP's commands for ever. */
+/* The AP's work loop (smp_ap_set_work): serves the BSP's commands for ever. A command is
+ * taken (reset to AP_IDLE) before it is done, so the one the BSP's handler gives while the AP
+ * still finishes the last (a completion can come back before post_one returns) is not lost. */
 static void ap_work(void)
 {
     for (;;) {
-        uint32_t cmd = __atomic_load_n(&ap_cmd, __ATOMIC_ACQUIRE);
+        uint32_t cmd = __atomic_exchange_n(&ap_cmd, AP_IDLE, __ATOMIC_ACQ_REL);
 
         if (cmd == AP_STRESS) {
             for (uint32_t i = 0; i < ap_n; i++) {
@@ -104,9 +106,7 @@ static void ap_work(void)
             post_one();
         } else {
             cpu_relax();
-            continue;
         }
-        __atomic_store_n(&ap_cmd, AP_IDLE, __ATOMIC_RELEASE);
     }
 }
 

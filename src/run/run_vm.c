@@ -155,7 +155,8 @@ static void dump_if_crashed(const struct run_config *c, struct vm *vm, unsigned 
 			    const struct host_ends *h)
 {
 	enum vm_end end = (enum vm_end)atomic_load(&vm->end);
-	bool triple = end == VM_END_RESET && vm->end_reason && !strcmp(vm->end_reason, "triple fault");
+	bool triple = end == VM_END_RESET && vm->end_reason &&
+		      !strcmp(vm->end_reason, VM_REASON_TRIPLE_FAULT);
 	if (h->dump_dir < 0 || !(end == VM_END_CRASH || end == VM_END_SHUTDOWN || triple))
 		return;
 	char stem[64];

@@ -124,7 +124,7 @@ static bool handle_exit(struct vcpu *cpu)
 		 * AMD, KVM has already reset this vCPU, so the registers show the
 		 * reset vector. */
 		report_fault_level(cpu, LOG_WARN, "triple fault (guest reset)");
-		vm_request_stop_reason(vm, VM_END_RESET, 0, "triple fault");
+		vm_request_stop_reason(vm, VM_END_RESET, 0, VM_REASON_TRIPLE_FAULT);
 		return false;
 	case KVM_EXIT_SYSTEM_EVENT:
 		return handle_system_event(cpu);

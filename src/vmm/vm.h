@@ -50,6 +50,9 @@ struct vm_config {
 	uint32_t ndevices;
 };
 
+/* vm->end_reason of a triple fault (a VM_END_RESET that --dump-on-crash dumps). */
+#define VM_REASON_TRIPLE_FAULT "triple fault"
+
 /* Why a VM stopped; the first reason recorded wins. */
 enum vm_end {
 	VM_RUNNING = 0,

@@ -67,12 +67,11 @@ else
 fi
 
 # A triple fault under --no-reboot is dumped too (the registers are the reset state on AMD, the
-# RAM is the guest's); no --dump-on-crash, no files; a directory that is not there is refused.
+# RAM is the guest's); no --dump-on-crash, no dump; a directory that is not there is refused.
 run run --kernel "$PROBE" --no-reboot --cmdline "power=triple" --dump-on-crash "$TMP/d"
 expect "power=triple --no-reboot: 123 and a dump" 123 '' 'crash dump \(triple fault\)'
-mkdir -p "$TMP/e"
 run run --kernel "$PROBE" --cmdline "power=panic"
-if [ "$status" = 126 ] && [ -z "$(ls "$TMP/e")" ] && ! grep -q 'crash dump' <<<"$err"; then
+if [ "$status" = 126 ] && ! grep -q 'crash dump' <<<"$err"; then
 	pass "without --dump-on-crash a panic writes nothing"
 else
 	fail "without --dump-on-crash: status $status, stderr mentions a dump or files appeared"
