@@ -268,6 +268,10 @@ void probe_main(const struct hvm_start_info *si)
         console_puts("probe: bad exit value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
+    if (cmdline_has(cmdline, "stopearly")) { /* test hook: exit= at once, before any device */
+        console_puts("probe: stopearly: exiting before any device work\n");
+        probe_exit((uint8_t)code);
+    }
     if (cmdline_get_uint(cmdline, "rng", RNG_MAX_KIB, &rng_kib) < 0) {
         console_puts("probe: bad rng value\n");
         probe_exit(PROBE_EXIT_BAD_ARG);

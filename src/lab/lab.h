@@ -83,9 +83,12 @@ struct lab_host {
 	char kvm_mode_detail[400];   /* one line naming the mode and what it means for the figures */
 };
 
+#define LAB_MAX_PROBE_ARGS 200 /* characters of --probe-args */
+
 struct lab_options {
 	const char *msivm;           /* path of the msivm binary to run */
 	const char *probe;           /* probe guest ELF */
+	const char *probe_args;      /* --probe-args: more probe tokens per run, NULL if none */
 	const char *out_dir;
 	const char *kvm_device;      /* --kvm-device for msivm runs; NULL: msivm's default */
 	bool force;                  /* --force: replace an earlier report in out_dir */

@@ -25,7 +25,7 @@
 
 static const char lab_usage[] =
 	"usage: msivm lab [--modes LIST] [--runs N] [--experiments LIST] [--out DIR] [--force]\n"
-	"                 [--vs qemu] [--probe FILE] [--kvm-device PATH]\n"
+	"                 [--vs qemu] [--probe FILE] [--probe-args ARGS] [--kvm-device PATH]\n"
 	"       msivm lab --guest linux [options]   (the same on a stock Linux guest: --guest linux --help)\n"
 	"  --modes LIST        interrupt modes, comma-separated (default msix,msix-shared,msi,intx)\n"
 	"  --runs N            runs per configuration, 1-32 (default 3; with --vs qemu 4):\n"
@@ -44,7 +44,15 @@ static const char lab_usage[] =
 	"                      with msivm's runs\n"
 	"  --probe FILE        probe guest (default: guest/probe.elf next to msivm, else\n"
 	"                      ../lib/msivm/probe.elf from msivm's directory, as installed)\n"
+	"  --probe-args ARGS   more probe command-line tokens for every run, space-separated\n"
+	"                      (e.g. verbose); a run whose guest then does not do its work\n"
+	"                      fails like any other\n"
 	"  --kvm-device PATH   KVM device node for the msivm runs (msivm run --kvm-device)\n"
+	"\n"
+	"A run counts as done only when the guest printed its ready line, the experiment's\n"
+	"result line (and the work window's end line where its CPU figures are wanted) and\n"
+	"then the VMM exited with the probe's success status; otherwise it failed, and the\n"
+	"progress line, report.txt and report.json say where it stopped.\n"
 	"\n"
 	"Progress goes to standard error: a line per run (redrawn in place on a terminal) and\n"
 	"a line per failed run with its first error line; each run's standard error is kept in\n"
@@ -99,6 +107,7 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 		{ "experiments", required_argument, NULL, 'e' }, { "out", required_argument, NULL, 'o' },
 		{ "vs", required_argument, NULL, 'q' }, { "probe", required_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' }, { "kvm-device", required_argument, NULL, 'k' },
+		{ "probe-args", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
 	};
 	uint64_t v;
@@ -126,6 +135,11 @@ static int parse_options(int argc, char **argv, struct lab_options *o, char *pro
 		case 'p': o->probe = optarg; break;
 		case 'f': o->force = true; break;
 		case 'k': o->kvm_device = optarg; break;
+		case 'a':
+			if (strlen(optarg) > LAB_MAX_PROBE_ARGS)
+				return lab_usage_error("--probe-args is too long", optarg);
+			o->probe_args = optarg;
+			break;
 		case 'q':
 			if (strcmp(optarg, "qemu"))
 				return lab_usage_error("--vs takes 'qemu', not", optarg);

@@ -140,6 +140,8 @@ struct probe_watch {
 	pid_t pid;
 	uint64_t t_ns;                 /* of the console chunk being looked at */
 	size_t scanned;                /* console bytes already looked at */
+	char result[64];               /* "probe: result <experiment's result> " */
+	bool ready, resulted;          /* the ready line, the experiment's result line seen */
 	uint64_t ready_ns, ready_cpu_ns;
 	uint64_t begin_ns;
 	bool begun, ended;             /* the last window's lines seen */
@@ -158,9 +160,12 @@ static bool line_is(const char *line, size_t n, const char *what)
 static void on_probe_line(void *ctx, const char *line, size_t n)
 {
 	struct probe_watch *w = ctx;
-	if (!w->ready_ns && line_is(line, n, LAB_READY_LINE)) {
+	if (!w->ready && line_is(line, n, LAB_READY_LINE)) {
+		w->ready = true;
 		w->ready_ns = w->t_ns;
 		w->ready_cpu_ns = lab_proc_cpu_ns(w->pid);
+	} else if (w->ready && line_is(line, n, w->result)) {
+		w->resulted = true;
 	} else if (line_is(line, n, LAB_WORK_BEGIN_LINE)) {
 		w->begun = !lab_cpu_snap_take(w->pid, &w->begin);
 		w->ended = false;
@@ -193,22 +198,57 @@ static const char *first_line(const char *s, int *len)
 	return NULL;
 }
 
-static void describe_failure(struct lab_run *run, const struct lab_child *ch, int expected)
+/* The last non-empty console line, at most 120 characters, in buf. */
+static void last_line(const char *console, char *buf, size_t len)
+{
+	const char *last = NULL;
+	size_t lastn = 0;
+	for (const char *p = console; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n)
+			last = p, lastn = n;
+		p += n + (p[n] == '\n');
+	}
+	snprintf(buf, len, "%.*s", (int)(lastn > 120 ? 120 : lastn), last ? last : "");
+}
+
+/* What the guest showed of its work: whether the run did what the experiment needs. */
+struct probe_seen {
+	bool ready;       /* "probe: ready" */
+	bool worked;      /* the result line, and the window's end line where it was asked for */
+};
+
+/* One line for run->error: the first reason the run does not count, with the VMM's first error
+ * line (or its status) and, once the guest was ready, the console line where it stopped. */
+static void describe_failure(struct lab_run *run, const struct lab_child *ch, int expected,
+			     struct probe_seen seen)
 {
 	int n = 0;
+	char status[48], last[128];
 	const char *line = first_line(run->errout, &n);
+	if (line)
+		snprintf(status, sizeof(status), "status %d", run->status);
+	else if (run->status > 128)
+		snprintf(status, sizeof(status), "killed by signal %d", run->status - 128);
+	else
+		snprintf(status, sizeof(status), "exit status %d", run->status);
+	last_line(run->console, last, sizeof(last));
 	if (ch->timed_out)
 		snprintf(run->error, sizeof(run->error), "timed out after %llu s%s%.*s",
 			 RUN_TIMEOUT_NS / 1000000000ULL, line ? "; " : "", n, line ? line : "");
+	else if (!seen.ready && !line)
+		snprintf(run->error, sizeof(run->error),
+			 "the guest never got ready (no '" LAB_READY_LINE "' line, %s); its console ends: %s",
+			 status, *last ? last : "(nothing)");
+	else if (!seen.worked && seen.ready)
+		snprintf(run->error, sizeof(run->error),
+			 "the guest stopped before its result (%s); its console ends: %s", status, last);
 	else if (line)
 		snprintf(run->error, sizeof(run->error), "%.*s", n, line);
-	else if (run->status > 128)
-		snprintf(run->error, sizeof(run->error), "killed by signal %d, no error output",
-			 run->status - 128);
 	else
 		snprintf(run->error, sizeof(run->error),
-			 "exit status %d instead of %d, no error output (the guest's console is in report.json)",
-			 run->status, expected);
+			 "%s instead of %d, no error output (the guest's console is in report.json)",
+			 status, expected);
 }
 
 void lab_run_free(struct lab_run *run)
@@ -227,8 +267,10 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 	memset(run, 0, sizeof(*run));
 	/* The work window only where its figures are wanted: its pauses would
 	 * count in boot's times. */
-	snprintf(cmdline, sizeof(cmdline), "%s%s exit=0", exp->guest_args,
-		 lab_metric_index(exp, LAB_VMM_CPU_KEY) >= 0 ? " " LAB_WINDOW_ARG : "");
+	bool window = lab_metric_index(exp, LAB_VMM_CPU_KEY) >= 0;
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s exit=0", exp->guest_args,
+		 window ? " " LAB_WINDOW_ARG : "", o->probe_args ? " " : "",
+		 o->probe_args ? o->probe_args : "");
 	if (vmm == LAB_MSIVM && truncate(o->stats, 0) && errno != ENOENT) {
 		run->failed = true;
 		run->status = -1;
@@ -246,6 +288,7 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		snprintf(run->error, sizeof(run->error), "msivm lab: out of memory");
 		return 0;
 	}
+	snprintf(w->result, sizeof(w->result), "probe: result %s ", exp->result);
 	if (vmm == LAB_MSIVM)
 		build_msivm_argv(o, exp, mode, cmdline, o->stats, a);
 	else
@@ -261,6 +304,7 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		run->work_begin_ms = (double)w->begin_ns / 1e6;
 	}
 	uint64_t ready_ns = w->ready_ns, ready_cpu_ns = w->ready_cpu_ns;
+	struct probe_seen seen = { w->ready, w->resulted && (!window || w->ended) };
 	free(w);
 	if (ret) {
 		run->failed = true;
@@ -275,9 +319,9 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		return -EINTR;
 	}
 	run->raw_json = vmm == LAB_MSIVM ? lab_slurp(o->stats) : NULL;
-	run->failed = ch.timed_out || run->status != expected;
+	run->failed = ch.timed_out || !seen.ready || !seen.worked || run->status != expected;
 	if (run->failed)
-		describe_failure(run, &ch, expected);
+		describe_failure(run, &ch, expected, seen);
 	double cpu_ns = ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
 	struct lab_raw raw = {

@@ -153,4 +153,12 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 		snprintf(run->error, sizeof(run->error), "the guest did not reach its poweroff; its console ends: %.*s",
 			 (int)(lastn > 160 ? 160 : lastn), last);
 	}
+	/* A run that was to work counts only with every workload's block, whatever its status. */
+	for (unsigned k = 0; work && !run->failed && k < LL_NWORK; k++) {
+		if (run->work[k].ran)
+			continue;
+		run->failed = true;
+		snprintf(run->error, sizeof(run->error), "the guest powered off without its %s workload (%s)",
+			 ll_work_name((enum ll_work)k), run->work[k].error);
+	}
 }

@@ -129,7 +129,9 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 
 /* Interprets a finished run's console: boot figures, workload results, interrupts
  * (for the VMM `vmm`, configuration cfg). The workloads' CPU, window and exits
- * come from the watcher and are not touched. Exported for the recorded-console test. */
+ * come from the watcher and are not touched. The run is failed when the guest reported an
+ * error, did not power off, or (work) printed no block for one of its workloads.
+ * Exported for the recorded-console test. */
 void ll_parse_console(const char *console, const struct ll_config *cfg, bool work,
 		      struct ll_run *run);
 

@@ -202,6 +202,33 @@ TMPDIR="$d/tmp" timeout 60 "$d/bin/msivm" lab --runs 1 --experiments boot --mode
 status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
 expect "an installed msivm finds its probe at PREFIX/lib/msivm/probe.elf" 0 'boot to ready \(ms\) +msivm +msix +[0-9]'
 
+# --- 11. a run counts only when the guest did its work: a QEMU that never started (its startup
+# error's status is the probe's success status, 1) and a guest that exits 0 before its work fail
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\necho "qemu: could not load PC BIOS '"'"'bios-256k.bin'"'"'" >&2\nexit 1\n' \
+	>"$TMP/fakebin/qemu-system-x86_64"
+chmod 755 "$TMP/fakebin/qemu-system-x86_64"
+d="$TMP/noqemu"
+PATH="$TMP/fakebin:$PATH" lab "$d" --runs 1 --experiments boot,rng --modes msix,intx --vs qemu --out "$d/out"
+R="$d/out/report.json"
+qfail=$(grep -c "^run [0-9]/8 qemu [a-z]* [a-z]* failed (status 1): qemu: could not load PC BIOS 'bios-256k.bin'$" <<<"$err")
+qerr=$(jq -r '[.experiments[].configs[] | select(.vmm == "qemu") | .runs[] | .error] | unique | join("|")' "$R" 2>/dev/null)
+if [ "$status" = 1 ] && [ "$qfail" = 4 ] && grep -q '^msivm lab: 4 of 8 runs failed' <<<"$err" &&
+	[ "$qerr" = "qemu: could not load PC BIOS 'bios-256k.bin'" ]; then
+	pass "a QEMU that exits 1 at startup fails each of its runs with its error line (exit 1, 4 of 8 failed)"
+else
+	fail "QEMU startup failure counted as success: status $status, $qfail failed qemu lines, report errors '$qerr'"
+fi
+d="$TMP/early"
+lab "$d" --runs 1 --experiments boot --modes msix --probe-args stopearly --out "$d/out"
+expect "a guest that exits 0 before its work fails the run, saying where it stopped" 1 '' \
+	"^run 1/1 msivm boot msix failed \(status 0\): the guest never got ready \(no 'probe: ready' line, exit status 0\); its console ends: probe: stopearly: exiting before any device work$"
+[ "$(jq -r '.experiments[0].configs[0].runs[0].error' "$d/out/report.json")" = \
+	"the guest never got ready (no 'probe: ready' line, exit status 0); its console ends: probe: stopearly: exiting before any device work" ] &&
+	pass "report.json names why the early exit failed" || fail "report.json: $(jq -c '.experiments[0].configs[0].runs[0] | {status, error}' "$d/out/report.json")"
+run lab --probe-args "$(head -c 201 /dev/zero | tr '\0' x)"
+expect "lab: --probe-args longer than 200 characters is refused" 125 '' "--probe-args is too long"
+
 # --- 10. usage errors
 run lab --force --runs 0
 expect "lab: --runs 0 is still refused" 125 '' "bad --runs"

@@ -173,6 +173,29 @@ static void test_truncated_console_fails_the_run(void **state)
 	free(con);
 }
 
+/* A guest that powers off cleanly without one of its workloads (exit status 0) did not do the
+ * run's work: the run fails, naming the workload. */
+static void test_missing_workload_fails_the_run(void **state)
+{
+	(void)state;
+	char *con = console();
+	char *p = strstr(con, "lab: begin fio-qd32");
+	assert_non_null(p);
+	memcpy(p + strlen("lab: begin "), "skipped!", 8); /* the block is no longer fio-qd32's */
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &r);
+	assert_true(r.failed);
+	assert_string_equal(r.error, "the guest powered off without its fio-qd32 workload (no output from fio-qd32)");
+	assert_true(r.work[LL_FIO_QD1].ran);
+	ll_run_free(&r);
+	/* without work asked for, the same console is a good boot-only run */
+	struct ll_run b = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), false, &b);
+	assert_false(b.failed);
+	ll_run_free(&b);
+	free(con);
+}
+
 /* report.json written by ll_report, merged twice over by --merge: every run comes back with the
  * figures its console gives and the CPU and window the watcher recorded. */
 static void test_merge_reinterprets_recorded_runs(void **state)
@@ -283,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_console_figures_match_the_tools),
 		cmocka_unit_test(test_level_line_under_msix_is_flagged),
 		cmocka_unit_test(test_truncated_console_fails_the_run),
+		cmocka_unit_test(test_missing_workload_fails_the_run),
 		cmocka_unit_test(test_merge_reinterprets_recorded_runs),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_recorded_console),
