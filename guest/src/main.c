@@ -90,7 +90,7 @@ static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d
 static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
                        const struct blk_args *blk, const struct lat_args *lat,
                        const struct net_args *net, const char *con_cmdline,
-                       const struct flood_args *floods)
+                       const struct conin_args *conin, const struct flood_args *floods)
 {
     const char *mode = "none", *bmode = "none", *nmode = "none";
     int ndevs = pci_enumerate(), rc = floods ? flood_claim(floods, ndevs) : 0, irc;
@@ -114,8 +114,8 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
     }
     if (con) {
         virtio_console_start(con, irq_mode, con_cmdline);
-        if (cmdline_has(con_cmdline, "conin"))
-            virtio_console_input(300);  /* conin: what the host typed before boot */
+        if (conin->ms)
+            virtio_console_input(conin->ms, conin->until_first);
     }
     if (floods && !rc)
         rc = flood_start(irq_mode);
@@ -234,6 +234,27 @@ static void parse_lat_args(const char *cmdline, struct lat_args *a)
     }
 }
 
+/* conin (300 ms) or conin=MS (until input came, at most MS, 1..10000); exits 2 on a bad value. */
+static void parse_conin_args(const char *cmdline, struct conin_args *a)
+{
+    unsigned long ms = 0;
+    size_t len;
+
+    a->ms = 0;
+    a->until_first = false;
+    if (cmdline_get_uint(cmdline, "conin", CONIN_MAX_MS, &ms) < 0 ||
+        (cmdline_get(cmdline, "conin", &len) && ms == 0)) {
+        console_puts("probe: bad conin value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
+    if (ms) {
+        a->ms = (unsigned int)ms;
+        a->until_first = true;
+    } else if (cmdline_has(cmdline, "conin")) {
+        a->ms = CONIN_DEFAULT_MS;               /* what the host typed before boot */
+    }
+}
+
 /*
  * Called once from entry.S in 64-bit mode with si = the PVH start_info
  * (physical == virtual). Never returns.
@@ -247,6 +268,7 @@ void probe_main(const struct hvm_start_info *si)
     struct lat_args lat;
     struct net_args net;
     struct flood_args flood;
+    struct conin_args conin;
     bool want_blk, want_net, want_flood;
     const char *val;
     size_t len;
@@ -290,6 +312,7 @@ void probe_main(const struct hvm_start_info *si)
     parse_lat_args(cmdline, &lat);
     want_net = net_parse_args(cmdline, &net);
     want_flood = flood_parse_args(cmdline, &flood);
+    parse_conin_args(cmdline, &conin);
     mem_init(si);
     if (lat.intxstress)
         smp_ap_want_work();             /* the first AP posts intxstress's requests */
@@ -300,7 +323,7 @@ void probe_main(const struct hvm_start_info *si)
         (void)*(volatile uint32_t *)(uintptr_t)MAPPED_LIMIT;
 
     rc = run_devices(rng_kib, irq_mode, want_blk ? &blk : NULL, &lat, want_net ? &net : NULL,
-                     cmdline_has(cmdline, "console=virtio") ? cmdline : NULL,
+                     cmdline_has(cmdline, "console=virtio") ? cmdline : NULL, &conin,
                      want_flood ? &flood : NULL);
     if (!rc && flood_active() && !flood.exit_after)
         flood_hold();                  /* until the VMM stops the guest */

@@ -187,11 +187,12 @@ void virtio_console_start(struct pci_dev *d, enum virtio_irq_mode want, const ch
     cprintf("probe: virtio-console %s ready\n", d->name);
 }
 
-void virtio_console_input(unsigned int ms)
+void virtio_console_input(unsigned int ms, bool until_first)
 {
     struct virtq *vq = &con_vp.vq[RXQ];
     uint32_t id, len;
     unsigned long got = 0;
+    bool settling = false;
 
     if (!active)
         return;
@@ -200,6 +201,10 @@ void virtio_console_input(unsigned int ms)
     do {
         while (virtq_pop_used(vq, &id, &len))
             got += len < RX_BUF_SIZE ? len : RX_BUF_SIZE;
+        if (until_first && got && !settling) {
+            settling = true;                    /* the rest of a line comes within 50 ms */
+            deadline = rdtsc() + timeout_cycles / 1000 * 50;
+        }
         cpu_relax();
     } while ((int64_t)(rdtsc() - deadline) < 0);
     while (virtq_pop_used(vq, &id, &len))

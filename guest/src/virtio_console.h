@@ -28,11 +28,21 @@ bool virtio_console_match(const struct pci_dev *d);
 void virtio_console_start(struct pci_dev *d, enum virtio_irq_mode want, const char *cmdline);
 
 /*
- * `conin`: wait up to `ms` milliseconds (TSC) for the host to fill a receive
- * buffer, then take every filled one and print "probe: console input N
- * bytes" (N is 0 if nothing came). Buffers are not posted again. Does
- * nothing if the console is not running.
+ * `conin[=MS]`: take what the host puts in the receive buffers for `ms`
+ * milliseconds (TSC), or, with `until_first`, until the first bytes came
+ * (then 50 ms more for the rest) or `ms` passed; then print "probe: console
+ * input N bytes" (N is 0 if nothing came). Buffers are not posted again.
+ * Does nothing if the console is not running.
  */
-void virtio_console_input(unsigned int ms);
+void virtio_console_input(unsigned int ms, bool until_first);
+
+#define CONIN_DEFAULT_MS 300
+#define CONIN_MAX_MS     10000
+
+/* The `conin` token: ms 0 if absent. */
+struct conin_args {
+    unsigned int ms;
+    bool until_first;
+};
 
 #endif

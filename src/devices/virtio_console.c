@@ -473,7 +473,19 @@ int virtio_console_open_input(const char *path, struct error *err)
 	if (fd < 0)
 		return error_set(err, -errno, "cannot open console input '%s': %s", path,
 				 strerror(errno));
-	return fd;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return fd;
+	/* A FIFO read-only reads end of input whenever no writer holds it, e.g. before the
+	 * operator's first `echo >fifo`: hold it open for writing too. */
+	int rw = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rw < 0) {
+		log_info("console input '%s': a FIFO msivm may not write: its input ends when its "
+			 "last writer closes it", path);
+		return fd;
+	}
+	close(fd);
+	return rw;
 }
 
 int virtio_console_open_io(const struct virtio_console_opts *o, int stdout_fd,

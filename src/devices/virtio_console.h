@@ -101,8 +101,11 @@ struct virtio_console {
 	struct ratelimit rl;
 };
 
-/* Opens the console input `path` read-only and nonblocking (a FIFO without a
- * writer does not block). Returns the fd, or -errno with a message naming
+/* Opens the console input `path` nonblocking (a FIFO without a writer does
+ * not block): read-only, except a FIFO, which is opened read-write when the
+ * caller may write it, so that msivm is always one of its writers and its
+ * input never ends: writers may come and go (after boot, one line each), as
+ * with QEMU's pipe chardev. Returns the fd, or -errno with a message naming
  * the file. */
 int virtio_console_open_input(const char *path, struct error *err);
 

@@ -76,6 +76,26 @@ check "console: input waiting without receive buffers costs no I/O-thread CPU" \
 	'[ "$(jqv ".devices[1].bytes_in")" = 0 ]' \
 	'[ "$(jqv ".cpu.io_ns")" -lt 200000000 ]'
 
+# A FIFO's writer that comes after boot (no writer when msivm first reads, as when an operator
+# types `echo ... >fifo` once the guest is up): its line reaches the guest. Read-only, msivm read
+# end of input at the first read and latched it, and the line was lost (issue 29).
+rm -f "$TMP/late.fifo" "$TMP/late.ser" "$TMP/stats.json"
+mkfifo "$TMP/late.fifo"
+timeout "$E2E_TIMEOUT" "$MSIVM" run --kernel "$PROBE" --serial "$TMP/late.ser" --rng "" \
+	--cmdline "console=virtio conin=8000" --console "in=$TMP/late.fifo,out=$TMP/late.out" \
+	--stats-json "$TMP/stats.json" >"$TMP/out" 2>"$TMP/err" &
+vmm=$!
+for _ in $(seq 200); do grep -q 'virtio-console .* ready' "$TMP/late.ser" 2>/dev/null && break; sleep 0.05; done
+sleep 0.2 # past the driver's first receive buffers, which msivm met with no writer
+echo "typed after boot" >"$TMP/late.fifo"
+wait "$vmm"
+status=$?
+out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+check "console input from a FIFO writer that comes after boot reaches the guest (17 bytes)" \
+	'[ "$status" = 0 ]' \
+	'grep -q "^probe: console input 17 bytes$" "$TMP/late.ser"' \
+	'! grep -q "end of console input" "$TMP/err"'
+
 # The probe as a virtio-console driver: from its ready line on, everything it
 # prints reaches the console file byte for byte, in an MSI-X and an INTx run.
 for mode in msix intx; do
