@@ -42,6 +42,7 @@ static const struct dev_key dev_keys[] = {
 	{ "vectors", K_VECTORS, CONFIG_UINT, T_ALL },
 	{ "irqpath", K_IRQPATH, CONFIG_STRING, T_ALL },
 	{ "poll", K_POLL, CONFIG_UINT, T_ALL },
+	{ "coalesce", K_COALESCE, CONFIG_UINT_WORD, T_ALL },
 	{ "bps", K_BPS, CONFIG_SIZE, T_RNG | T_BLK | T_NET },
 	{ "ops", K_OPS, CONFIG_UINT, T_RNG | T_BLK | T_NET },
 };
@@ -81,7 +82,8 @@ int config_dev_begin(struct vm_config *vm, enum vm_device_type t, const char *na
 	memset(d, 0, sizeof(*d));
 	d->type = t;
 	d->irq = (struct virtio_pci_config){ .mode = IRQ_MODE_MSIX, .vectors = -1,
-					     .path = IRQ_PATH_IRQFD };
+					     .path = IRQ_PATH_IRQFD,
+					     .coalesce_us = t == VM_DEV_BLK ? VIRTIO_PCI_COALESCE_DEFAULT_US : 0 };
 	d->blk = (struct virtio_blk_opts){ .queues = 0, .engine = BLK_ENGINE_AUTO }; /* 0: one per vCPU */
 	d->console.max_out = VIRTIO_CONSOLE_OUT_MAX;
 	d->net = (struct virtio_net_opts){ .queues = 1, .be = { .nqueues = 1, .rate = 1000,
@@ -191,6 +193,14 @@ int config_dev_set(struct config_dev *p, const char *key, const char *val, struc
 	case K_POLL:
 		ret = cdev_uint(p, k, val, 0, VIRTIO_PCI_POLL_MAX_US, "0 to 1000 us", &v, e);
 		d->irq.poll_us = (uint32_t)v;
+		return ret;
+	case K_COALESCE:
+		if (!strcmp(val, "off") || !strcmp(val, "on")) {
+			d->irq.coalesce_us = val[1] == 'n' ? VIRTIO_PCI_COALESCE_DEFAULT_US : 0;
+			return 0;
+		}
+		ret = cdev_uint(p, k, val, 1, VIRTIO_PCI_COALESCE_MAX_US, "on, off or 1 to 10000 us", &v, e);
+		d->irq.coalesce_us = (uint32_t)v;
 		return ret;
 	case K_BPS:
 		if (parse_size(val, &v) || v == 0)

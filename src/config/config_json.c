@@ -31,6 +31,7 @@ static const char *kind_name(enum config_kind k)
 	case CONFIG_UINT: return "an integer";
 	case CONFIG_SIZE: return "a size (a string such as \"256M\" or an integer)";
 	case CONFIG_FLAG: return "true or false";
+	case CONFIG_UINT_WORD: return "an integer or a string (\"on\", \"off\")";
 	default: return "an array of objects or of option strings";
 	}
 }
@@ -42,11 +43,11 @@ static int value_text(const json_t *v, enum config_kind k, const char *where, ch
 {
 	if (json_is_null(v))
 		return 1;
-	if ((k == CONFIG_STRING || k == CONFIG_SIZE) && json_is_string(v)) {
+	if ((k == CONFIG_STRING || k == CONFIG_SIZE || k == CONFIG_UINT_WORD) && json_is_string(v)) {
 		*out = json_string_value(v);
 		return 0;
 	}
-	if ((k == CONFIG_UINT || k == CONFIG_SIZE) && json_is_integer(v)) {
+	if ((k == CONFIG_UINT || k == CONFIG_SIZE || k == CONFIG_UINT_WORD) && json_is_integer(v)) {
 		snprintf(num, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		*out = num;
 		return 0;

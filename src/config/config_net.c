@@ -102,9 +102,10 @@ int cdev_end_net(struct config_dev *p, struct error *e)
 	if (k == NET_BE_VHOST && n->queues != 1)
 		return cdev_err(p, true, e, "backend=vhost drives one queue pair: drop queues=");
 	if (k == NET_BE_VHOST &&
-	    (p->d->irq.poll_us || p->d->limit.bytes_per_s || p->d->limit.ops_per_s))
-		return cdev_err(p, true, e, "poll=, bps= and ops= need msivm on the data path; "
-				"backend=vhost leaves it to the kernel");
+	    (p->d->irq.poll_us || p->d->limit.bytes_per_s || p->d->limit.ops_per_s ||
+	     ((s & SEEN(K_COALESCE)) && p->d->irq.coalesce_us)))
+		return cdev_err(p, true, e, "poll=, coalesce=, bps= and ops= need msivm on the data "
+				"path; backend=vhost leaves it to the kernel");
 	if (!!(s & SEEN(K_PATH)) != (k == NET_BE_SOCKET))
 		return cdev_err(p, true, e, (s & SEEN(K_PATH)) ? "path= is for backend=socket"
 				: "backend=socket needs path=P");

@@ -38,6 +38,7 @@ static void put_irq(struct printer *pr, json_t *o, const struct virtio_pci_confi
 	put(pr, o, "vectors", irq->vectors >= 0 ? json_integer(irq->vectors) : json_null());
 	put(pr, o, "irqpath", json_string(config_enum_name(CONFIG_E_IRQPATH, irq->path)));
 	put(pr, o, "poll", uint_or_null(irq->poll_us));
+	put(pr, o, "coalesce", irq->coalesce_us ? json_integer(irq->coalesce_us) : json_string("off"));
 }
 
 static void put_limit(struct printer *pr, json_t *o, const struct rate_limit_opts *l)

@@ -34,7 +34,8 @@ struct run_config {
 /* What a key's value is, in a config file: CONFIG_STRING takes a JSON string, CONFIG_UINT
  * an integer, CONFIG_SIZE a string ("256M") or an integer, CONFIG_FLAG true or false,
  * CONFIG_DEVICES an array of objects or of option strings. null always means the default. */
-enum config_kind { CONFIG_STRING, CONFIG_UINT, CONFIG_SIZE, CONFIG_FLAG, CONFIG_DEVICES };
+enum config_kind { CONFIG_STRING, CONFIG_UINT, CONFIG_SIZE, CONFIG_FLAG, CONFIG_DEVICES,
+		   CONFIG_UINT_WORD /* an integer or a word: coalesce=on|off|US */ };
 
 #define CONFIG_KVM_DEVICE "/dev/kvm"
 

@@ -35,6 +35,7 @@ struct ll_config {
 	bool msi_expected;         /* Linux must use MSI-X: an IO-APIC virtio line is flagged */
 	bool vhost;                /* the NIC's data path in the host kernel: msivm backend=vhost,
 				    * QEMU -netdev tap,vhost=on */
+	const char *disk_extra;    /* appended to msivm's --disk value, or NULL */
 };
 
 extern const struct ll_config ll_configs[];

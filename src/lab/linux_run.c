@@ -79,7 +79,7 @@ static void msivm_args(const struct ll_options *o, const struct ll_config *cfg, 
 	opt(a, "--cmdline", "%s", cmdline);
 	opt(a, "--cpus", "%u", o->cpus);
 	opt(a, "--mem", "%uM", o->mem_mib);
-	opt(a, "--disk", "path=%s,irq=%s", o->disk, cfg->irq);
+	opt(a, "--disk", "path=%s,irq=%s%s", o->disk, cfg->irq, cfg->disk_extra ? cfg->disk_extra : "");
 	opt(a, "--net", "backend=%s,ifname=%s,irq=%s", cfg->vhost ? "vhost" : "tap", o->tap, cfg->irq);
 	opt(a, "--stats-json", "%s", o->stats);
 	if (o->cpuid_hide)

@@ -127,11 +127,25 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 	}
 	if (vq->vq.pushed == vq->pushed_seen)
 		return; /* nothing new in the used ring: nothing to tell */
+	vq->stats.completions += vq->vq.pushed - vq->pushed_seen;
 	vq->pushed_seen = vq->vq.pushed;
-	if (virtq_should_notify(&vq->vq))
-		raise_irq(t, vq->msix_vector, q + 1u, ISR_QUEUE);
-	else
+	if (vpci_hold_more(t, vq))
+		return; /* joins the notification being held */
+	if (virtq_would_notify(&vq->vq) && vpci_hold_start(t, vq))
+		return;
+	vpci_queue_notify(t, vq);
+}
+
+void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	if (virtq_should_notify(&vq->vq)) {
+		vq->stats.notifications++;
+		vpci_hold_sent(vq);
+		raise_irq(t, vq->msix_vector, vq->index + 1u, ISR_QUEUE);
+	} else {
+		vq->stats.suppressed++;
 		t->stats.suppressed++;
+	}
 }
 
 void virtio_pci_queue_signal(struct virtio_pci *t, uint16_t q)
@@ -415,8 +429,12 @@ static int setup_queues(struct virtio_pci *t, struct error *err)
 			return error_set(err, -errno, "%s: eventfd: %s", t->info.name, strerror(errno));
 		vq->kick_handler = (struct evloop_handler){ on_kick, vq };
 		vpci_poll_init(t, q);
+		int ret = vpci_hold_init(t, q);
+		if (ret)
+			return error_set(err, ret, "%s: interrupt moderation timer: %s", t->info.name,
+					 strerror(-ret));
 		if (t->loop) {
-			int ret = evloop_add(t->loop, vq->kick_fd, EPOLLIN | EPOLLET, &vq->kick_handler);
+			ret = evloop_add(t->loop, vq->kick_fd, EPOLLIN | EPOLLET, &vq->kick_handler);
 			if (ret)
 				return error_set(err, ret, "%s: epoll: %s", t->info.name, strerror(-ret));
 		}
@@ -433,13 +451,16 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 	memset(t, 0, sizeof(*t));
 	t->intx_fd = t->intx_resample_fd = -1;
 	for (unsigned q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++)
-		t->queues[q].kick_fd = -1;
+		t->queues[q].kick_fd = t->queues[q].hold.timer_fd = -1;
 	if (info->nqueues == 0 || info->nqueues > VIRTIO_PCI_MAX_QUEUES || info->queue_max == 0 ||
 	    (info->queue_max & (info->queue_max - 1)) || info->config_size > VPCI_DEVICE_LEN)
 		return error_set(err, -EINVAL, "%s: bad device description", info->name);
 	if (cfg->poll_us > VIRTIO_PCI_POLL_MAX_US)
 		return error_set(err, -EINVAL, "%s: poll=%u us, at most %u", info->name, cfg->poll_us,
 				 VIRTIO_PCI_POLL_MAX_US);
+	if (cfg->coalesce_us > VIRTIO_PCI_COALESCE_MAX_US)
+		return error_set(err, -EINVAL, "%s: coalesce=%u us, at most %u", info->name,
+				 cfg->coalesce_us, VIRTIO_PCI_COALESCE_MAX_US);
 	if (pthread_mutex_init(&t->lock, NULL))
 		return error_set(err, -ENOMEM, "%s: mutex", info->name);
 	t->info = *info;
@@ -495,6 +516,7 @@ int virtio_pci_attach_intx(struct virtio_pci *t, uint32_t gsi)
 void virtio_pci_destroy(struct virtio_pci *t)
 {
 	vpci_poll_destroy(t);
+	vpci_hold_destroy(t);
 	pci_func_destroy(&t->func);
 	for (uint16_t q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++)
 		if (t->queues[q].kick_fd >= 0)

@@ -45,11 +45,42 @@ struct virtio_pci_config {
 	enum irq_path path;       /* MSI/MSI-X delivery: irqfd (default) or KVM_SIGNAL_MSI */
 	uint32_t poll_us;         /* poll=: busy-poll a queue's avail ring up to this long after
 				   * its work, notifications off meanwhile (0: never) */
+	uint32_t coalesce_us;     /* coalesce=: hold a queue's notification at most this long so
+				   * that more completions join it (0: off, notify at once) */
 };
 
 #define VIRTIO_PCI_POLL_MAX_US 1000 /* poll= at most: the I/O thread spins this long at most */
+#define VIRTIO_PCI_COALESCE_MAX_US 10000 /* coalesce= at most */
+/* coalesce=on: the cap where none is given (see docs/architecture.md, "Completion batching"). */
+#define VIRTIO_PCI_COALESCE_DEFAULT_US 1000
 
 struct virtio_pci;
+
+/* coalesce= (virtio_pci_coalesce.c): a queue's notification held back so that more completions
+ * join it, while holding pays. */
+struct vpci_hold {
+	int timer_fd;             /* -1: coalescing off for this queue */
+	struct evloop_handler timer_handler;
+	bool held;                /* a notification the driver wants is being held */
+	uint64_t start_ns, deadline_ns, last_ns;
+	uint32_t joins;           /* batches of completions that joined the held notification */
+	uint32_t skip;            /* notifications to send at once before holding again */
+	uint32_t backoff;         /* the next skip after a hold nothing joined (doubles, capped) */
+	uint64_t gap_ns;          /* moving average of the time between joining batches (0: none yet) */
+	uint64_t sent_ns;         /* when the last notification went out (0: none since the last batch) */
+	uint64_t react_ns;        /* moving average of notification -> next completion (0: none yet) */
+};
+
+/* Per queue, for --stats and the lab. */
+struct vpci_queue_stats {
+	uint64_t completions;     /* used elements published */
+	uint64_t notifications;   /* interrupts raised for the queue */
+	uint64_t suppressed;      /* ... not raised: the driver asked not to be told (EVENT_IDX or
+				   * NO_INTERRUPT) */
+	uint64_t holds;           /* notifications held back by coalesce= */
+	uint64_t holds_joined;    /* ... that more completions joined before they went out */
+	uint64_t hold_ns;         /* time notifications spent held, in all */
+};
 
 struct vpci_queue {
 	struct virtio_pci *owner;
@@ -69,6 +100,8 @@ struct vpci_queue {
 	uint64_t poll_ns;         /* the current window (0: wait for kicks) */
 	uint64_t last_work_ns;    /* when the queue's work last ended (kick or poll) */
 	bool poll_hit;            /* the armed window found work */
+	struct vpci_hold hold;
+	struct vpci_queue_stats stats;
 };
 
 /* Interrupts raised, by path, for --stats. */

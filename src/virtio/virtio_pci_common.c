@@ -41,6 +41,7 @@ void vpci_common_reset(struct virtio_pci *t)
 		vq->msix_vector = VIRTIO_NO_VECTOR;
 		vq->enabled = false;
 		vq->desc = vq->driver = vq->device = 0;
+		vpci_hold_reset(vq); /* a held notification has no driver left to tell */
 	}
 	if (t->ops->reset)
 		t->ops->reset(t->opaque);
@@ -153,6 +154,7 @@ static void queue_enable(struct virtio_pci *t, struct vpci_queue *q, uint16_t v)
 	}
 	q->vq.indirect = (t->negotiated & bit(VIRTIO_F_INDIRECT_DESC)) != 0;
 	q->pushed_seen = q->vq.pushed;
+	vpci_hold_reset(q);
 	q->enabled = true;
 }
 

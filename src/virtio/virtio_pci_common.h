@@ -56,6 +56,32 @@ void vpci_poll_after_kick(struct virtio_pci *t, uint16_t q);
 /* Before the transport goes away (loop thread, or the loop no longer runs). */
 void vpci_poll_destroy(struct virtio_pci *t);
 
+/* Sends queue vq's notification now unless the driver asked not to be told of the used
+ * elements since the last one (EVENT_IDX / NO_INTERRUPT): then counts it suppressed. Lock held. */
+void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq);
+
+/* coalesce= (virtio_pci_coalesce.c): interrupt moderation per queue. vpci_hold_init prepares
+ * queue q's timer at creation when cfg.coalesce_us is set and there is a loop (0 or -errno).
+ * With the lock held, after new used elements were published:
+ *   vpci_hold_more: a notification is held: the batch joins it (the quiet timer starts over, or
+ *     it goes out when its cap passed or half the ring waits); true. Else false.
+ *   vpci_hold_start: the driver wants a notification: held if coalescing is on and the queue is
+ *     not backing off, the timer armed (quiet time adapted to the gaps between joining batches,
+ *     or to the queue's reaction time before any joined; never past coalesce_us from the
+ *     start); true if held. A hold that nothing joined makes the
+ *     next 1, 2, 4 ... VPCI_HOLD_BACKOFF_MAX notifications go out at once, so a queue one
+ *     request deep (whose driver waits for each completion) is almost never held.
+ * vpci_hold_reset drops a held notification (device reset, queue re-enabled: nothing to tell);
+ * vpci_hold_destroy closes the timers. */
+#define VPCI_HOLD_BACKOFF_MAX 128u
+int vpci_hold_init(struct virtio_pci *t, uint16_t q);
+bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq);
+bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq);
+/* A notification of queue vq went out now (for the reaction time the quiet time starts from). */
+void vpci_hold_sent(struct vpci_queue *vq);
+void vpci_hold_reset(struct vpci_queue *vq);
+void vpci_hold_destroy(struct virtio_pci *t);
+
 /* Features the transport offers on top of the device's. */
 uint64_t vpci_offered_features(const struct virtio_pci *t);
 

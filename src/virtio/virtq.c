@@ -317,6 +317,19 @@ void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
 	virtq_flush(q);
 }
 
+/* The notification rule over used elements (old, now]. */
+static bool notify_rule(struct virtq *q, uint16_t old, uint16_t now, bool valid)
+{
+	if (!q->event_idx)
+		return !(load16_relaxed(q->avail_host + AVAIL_FLAGS) & VIRTQ_AVAIL_F_NO_INTERRUPT);
+	if (!valid)
+		return true;
+	uint16_t used_event = load16_relaxed(q->avail_host + AVAIL_RING + 2u * q->size);
+	/* Did used->idx step past used_event while going from old to now? All in
+	 * modulo-2^16 arithmetic, so the comparison survives wrap-around. */
+	return (uint16_t)(now - used_event - 1u) < (uint16_t)(now - old);
+}
+
 bool virtq_should_notify(struct virtq *q)
 {
 	if (q->size == 0)
@@ -326,19 +339,19 @@ bool virtq_should_notify(struct virtq *q)
 	 * suppression fields, or both sides may decide not to signal. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	uint16_t old = q->signalled_used;
-	uint16_t now = q->used_idx;
 	bool valid = q->signalled_used_valid;
-	q->signalled_used = now;
+	q->signalled_used = q->used_idx;
 	q->signalled_used_valid = true;
+	return notify_rule(q, old, q->used_idx, valid);
+}
 
-	if (!q->event_idx)
-		return !(load16_relaxed(q->avail_host + AVAIL_FLAGS) & VIRTQ_AVAIL_F_NO_INTERRUPT);
-	if (!valid)
-		return true;
-	uint16_t used_event = load16_relaxed(q->avail_host + AVAIL_RING + 2u * q->size);
-	/* Did used->idx step past used_event while going from old to now? All in
-	 * modulo-2^16 arithmetic, so the comparison survives wrap-around. */
-	return (uint16_t)(now - used_event - 1u) < (uint16_t)(now - old);
+bool virtq_would_notify(struct virtq *q)
+{
+	if (q->size == 0)
+		return false;
+	virtq_flush(q);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return notify_rule(q, q->signalled_used, q->used_idx, q->signalled_used_valid);
 }
 
 void virtq_set_notify(struct virtq *q, bool enable)

@@ -92,6 +92,11 @@ void virtq_push(struct virtq *q, uint16_t head, uint32_t written);
 /* After pushes: flushes, then true if the driver wants an interrupt now (VIRTQ_AVAIL_F_NO_INTERRUPT, or with event_idx the used_event rule with a wrap-safe comparison). Updates signalled_used. */
 bool virtq_should_notify(struct virtq *q);
 
+/* What virtq_should_notify would answer now, without recording anything: a caller may hold the
+ * notification back and ask virtq_should_notify later, over all the used elements since the
+ * last one. */
+bool virtq_would_notify(struct virtq *q);
+
 /* Enables or disables driver->device notifications (used->flags VIRTQ_USED_F_NO_NOTIFY, or with event_idx writes avail_event = the current avail index, so the next chain added kicks even while earlier ones wait unused).
  * Enabling ends with a full fence; the caller must then check virtq_has_work once more before
  * sleeping, or a chain added just before the enable is never seen. With event_idx, disabling writes

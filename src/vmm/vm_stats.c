@@ -68,6 +68,26 @@ void vm_stats_mark(void *opaque, unsigned id)
 		vm->work_end = s;
 }
 
+/* Per queue: completions, the notifications they took, and what EVENT_IDX and coalesce= saved. */
+static void print_queues(struct vm *vm, FILE *out)
+{
+	fprintf(out, "notifications per queue (coalesce= holds: held, of which joined, time held):\n");
+	fprintf(out, "  %-6s %-5s %11s %10s %10s %8s %8s %10s\n", "device", "queue", "completions",
+		"interrupts", "suppressed", "held", "joined", "held us");
+	for (uint32_t d = 0; d < vm->ndevs; d++) {
+		struct virtio_pci *t = vm->devs[d].pci;
+		for (uint16_t q = 0; q < t->info.nqueues; q++) {
+			const struct vpci_queue_stats *s = &t->queues[q].stats;
+			if (!s->completions)
+				continue;
+			fprintf(out, "  %-6s %-5u %11" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+				" %8" PRIu64 " %10" PRIu64 "\n", t->info.name, q, s->completions,
+				s->notifications, s->suppressed, s->holds, s->holds_joined,
+				s->hold_ns / 1000);
+		}
+	}
+}
+
 void vm_stats_print(struct vm *vm, FILE *out)
 {
 	fprintf(out, "interrupts (msivm's view):\n");
@@ -94,6 +114,7 @@ void vm_stats_print(struct vm *vm, FILE *out)
 			t->info.name, mode, t->intx_gsi, "intx(level)", t->stats.intx_asserts, "-",
 			t->stats.intx_resamples, "-");
 	}
+	print_queues(vm, out);
 	struct kvm_stats st;
 	collect_exits(vm, &st);
 	fprintf(out, "VM exits (KVM stats, all vCPUs):\n");
@@ -141,6 +162,19 @@ static json_t *device_json(struct virtio_pci *t)
 	json_object_set_new(d, "poll", json_pack("{s:i,s:I,s:I}", "max_us", (int)t->cfg.poll_us,
 						 "hits", (json_int_t)t->stats.poll_hits, "windows",
 						 (json_int_t)t->stats.poll_windows));
+	json_t *queues = json_array();
+	for (uint16_t q = 0; q < t->info.nqueues; q++) {
+		const struct vpci_queue_stats *s = &t->queues[q].stats;
+		json_array_append_new(queues, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I}", "queue", q,
+							"completions", (json_int_t)s->completions,
+							"notifications", (json_int_t)s->notifications,
+							"suppressed", (json_int_t)s->suppressed,
+							"holds", (json_int_t)s->holds, "holds_joined",
+							(json_int_t)s->holds_joined, "hold_us",
+							(json_int_t)(s->hold_ns / 1000)));
+	}
+	json_object_set_new(d, "queues", queues);
+	json_object_set_new(d, "coalesce_us", json_integer(t->cfg.coalesce_us));
 	json_object_set_new(d, "kicks", json_integer((json_int_t)t->stats.kicks));
 	json_object_set_new(d, "kicks_mmio", json_integer((json_int_t)t->stats.kicks_mmio));
 	json_object_set_new(d, "isr_reads", json_integer((json_int_t)t->stats.isr_reads));

@@ -291,6 +291,10 @@ static void test_file_and_command_line_print_alike(void **state)
 		  " {\"backend\": \"tap\", \"queues\": 3}]}" },
 		/* null keeps the default */
 		{ "--kernel k", "{\"kernel\": \"k\", \"initrd\": null, \"rt\": null, \"disk\": null}" },
+		/* coalesce=: a word or a number of microseconds, in both forms */
+		{ "--kernel k --disk path=@IMG@,coalesce=off --disk path=@IMG@,coalesce=250 --rng coalesce=on",
+		  "{\"kernel\": \"k\", \"disk\": [{\"path\": \"@IMG@\", \"coalesce\": \"off\"},"
+		  " {\"path\": \"@IMG@\", \"coalesce\": 250}], \"rng\": [{\"coalesce\": \"on\"}]}" },
 	};
 	expect_all_same(state, cases, NCASES(cases));
 }
@@ -369,6 +373,11 @@ static void test_refusals_name_the_problem(void **state)
 		{ parse_cli, "--kernel k --net tap=t0,backend=peer", "tap=NAME means backend=tap (or" },
 		{ parse_cli, "--kernel k --disk path=/nonexistent/x.img", "cannot open disk image" },
 		{ parse_cli, "--kernel k --rng latency=5", "bad latency period '5'" },
+		{ parse_cli, "--kernel k --disk path=@IMG@,coalesce=0", "bad coalesce '0': use on, off or 1 to 10000 us" },
+		{ parse_cli, "--kernel k --disk path=@IMG@,coalesce=10001", "bad coalesce '10001'" },
+		{ parse_cli, "--kernel k --net backend=vhost,coalesce=on", "backend=vhost leaves it to the" },
+		{ parse_file, "{\"kernel\": \"k\", \"disk\": [{\"path\": \"@IMG@\", \"coalesce\": true}]}",
+		  "expected an integer or a string" },
 		{ parse_cli, "--kernel k --net backend=peer,mac=01:00:5e:00:00:01", "bad mac" },
 		{ parse_file, "{\"kernel\": \"k\", \"dsik\": []}", "vm.json: unknown key 'dsik'; did you "
 		  "mean disk?" },

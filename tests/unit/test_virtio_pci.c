@@ -52,13 +52,23 @@ struct fx {
 	bool has_loop;
 };
 
+static int fx_init_cfg(void **state, enum irq_mode mode, uint32_t poll_us, uint32_t coalesce_us,
+		       bool with_loop);
+
 static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us, bool with_loop)
+{
+	return fx_init_cfg(state, mode, poll_us, 0, with_loop);
+}
+
+static int fx_init_cfg(void **state, enum irq_mode mode, uint32_t poll_us, uint32_t coalesce_us,
+		       bool with_loop)
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	if (!x || !(x->vm = fake_vm_new()) || !(x->rng = calloc(1, sizeof(*x->rng))))
 		return -1;
 	x->mode = mode;
-	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1, .poll_us = poll_us };
+	struct virtio_pci_config cfg = { .mode = mode, .vectors = -1, .poll_us = poll_us,
+					 .coalesce_us = coalesce_us };
 	struct error err;
 	if (poll_us || with_loop) {
 		if (evloop_init(&x->loop))
@@ -81,6 +91,11 @@ static int fx_init(void **state, enum irq_mode mode, uint32_t poll_us, bool with
 static int fx_new(void **state, enum irq_mode mode) { return fx_init(state, mode, 0, false); }
 static int setup_poll(void **state) { return fx_init(state, IRQ_MODE_MSIX, 1000, true); }
 static int setup_loop(void **state) { return fx_init(state, IRQ_MODE_MSIX, 0, true); }
+#define COALESCE_US 8000 /* long enough that no test machine runs past it by accident */
+static int setup_coalesce(void **state)
+{
+	return fx_init_cfg(state, IRQ_MODE_MSIX, 0, COALESCE_US, true);
+}
 static int setup_intx(void **state) { return fx_new(state, IRQ_MODE_INTX); }
 static int setup_msix(void **state) { return fx_new(state, IRQ_MODE_MSIX); }
 static int setup_msi(void **state) { return fx_new(state, IRQ_MODE_MSI); }
@@ -1021,6 +1036,106 @@ static void test_poll_window_shrinks_when_idle(void **state)
 	assert_int_equal(ram_r16(x, USED_GPA) & VIRTQ_USED_F_NO_NOTIFY, 0);
 }
 
+/* ---- coalesce= ---- */
+
+/* Runs the loop until the queue's held notification went out (the quiet timer), at most 1 s. */
+static void run_until_released(struct fx *x)
+{
+	for (int i = 0; i < 1000 && x->t->queues[0].hold.held; i++)
+		evloop_run_once(&x->loop, 1);
+	assert_false(x->t->queues[0].hold.held);
+}
+
+/* Completions that follow a held one join it: three requests, one interrupt, once the queue
+ * went quiet; the counters say so. */
+static void test_coalesce_batch_takes_one_interrupt(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	for (uint16_t i = 1; i <= 3; i++) {
+		post_rng_buffer(x);
+		virtio_pci_kick(x->t, 0);
+		assert_one_used(x, i, 0, BUF_LEN); /* published at once: a polling driver sees it */
+		assert_int_equal(msix_fired(x, 1), 0);
+	}
+	run_until_released(x);
+	assert_int_equal(msix_fired(x, 1), 1);
+	const struct vpci_queue_stats *st = &x->t->queues[0].stats;
+	assert_int_equal(st->completions, 3);
+	assert_int_equal(st->notifications, 1);
+	assert_int_equal(st->holds, 1);
+	assert_int_equal(st->holds_joined, 1);
+	assert_true(st->hold_ns > 0 && st->hold_ns < 1000000000ull);
+}
+
+/* A driver that waits for each completion (depth 1) never joins a hold: after each miss the
+ * next 1, 2, 4 ... notifications go out at once, so such a queue is almost never held. */
+static void test_coalesce_backs_off_where_nothing_joins(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	uint64_t want_holds = 0;
+	for (unsigned round = 0; round < 4; round++) { /* msix_fired: interrupts since its last call */
+		post_rng_buffer(x);                 /* held: nothing follows it */
+		virtio_pci_kick(x->t, 0);
+		assert_int_equal(msix_fired(x, 1), 0);
+		run_until_released(x);
+		assert_int_equal(msix_fired(x, 1), 1);
+		want_holds++;
+		for (unsigned k = 0; k < (1u << round); k++) { /* the backoff: at once */
+			post_rng_buffer(x);
+			virtio_pci_kick(x->t, 0);
+			assert_int_equal(msix_fired(x, 1), 1);
+		}
+	}
+	assert_int_equal(x->t->queues[0].stats.holds, want_holds);
+	assert_int_equal(x->t->queues[0].stats.holds_joined, 0);
+	assert_int_equal(x->t->queues[0].hold.backoff, 8);
+}
+
+/* A reset drops a held notification: no interrupt for a driver that is gone. */
+static void test_coalesce_reset_drops_the_held_notification(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_true(x->t->queues[0].hold.held);
+	W8(VPCI_STATUS, 0);
+	assert_false(x->t->queues[0].hold.held);
+	usleep(COALESCE_US * 2);
+	evloop_run_once(&x->loop, 0);
+	assert_int_equal(msix_fired(x, 1), 0);
+}
+
+/* The driver's own suppression comes first: a completion it did not ask to hear of (EVENT_IDX,
+ * used_event ahead) is not held, only counted suppressed. */
+static void test_coalesce_holds_only_what_the_driver_wants(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1 | F_EVENT_IDX, 0, 1);
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);              /* the first one is always wanted: held */
+	run_until_released(x);
+	assert_int_equal(msix_fired(x, 1), 1);
+	ram16(x, AVAIL_GPA + 4 + 2 * QSIZE, 5); /* used_event: tell me after the 6th */
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	const struct vpci_queue_stats *st = &x->t->queues[0].stats;
+	assert_false(x->t->queues[0].hold.held);
+	assert_int_equal(st->holds, 1);
+	assert_int_equal(st->suppressed, 1);
+	assert_int_equal(msix_fired(x, 1), 0);
+}
+
 static void test_rng_request_msix_masked_vector_pends(void **state)
 {
 	struct fx *x = *state;
@@ -1579,6 +1694,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kick_eventfd_wakes_once_per_write, setup_loop, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_takes_chains_without_kicks, setup_poll, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_window_shrinks_when_idle, setup_poll, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_batch_takes_one_interrupt, setup_coalesce,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_backs_off_where_nothing_joins,
+						setup_coalesce, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_reset_drops_the_held_notification,
+						setup_coalesce, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_holds_only_what_the_driver_wants,
+						setup_coalesce, teardown),
 		TX(test_rng_request_msix_masked_vector_pends),
 		TX(test_queue_signal_msix_pends_while_masked),
 		TI(test_queue_signal_intx_sets_isr),

@@ -1,0 +1,176 @@
+/* Virtio-pci interrupt moderation (coalesce=): a queue's notification held briefly so that the completions that follow it go out with it. */
+#include "virtio/virtio_pci_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+/*
+ * Why: a driver that keeps many requests in flight (fio at queue depth 32) but whose requests
+ * each complete at once (a page-cache hit through io_uring) gets one interrupt per request: the
+ * first completion after its handler re-enabled callbacks crosses used_event. Each interrupt
+ * costs the guest an injection, the handler and an EOI, and cuts into the loop that submits
+ * the next requests. Holding the notification while the driver goes on submitting lets the
+ * whole burst's completions go out with one interrupt.
+ *
+ * The hold ends when no batch joined for the quiet time (three times the average gap between
+ * joining batches; before any, the queue's reaction time from a notification to the next batch;
+ * within [cap/64, cap]), when the cap passed since it began, or when half the ring is waiting. A driver that waits for each completion
+ * before sending the next (queue depth 1) never joins a hold: each such miss doubles the
+ * number of notifications sent at once before the next try (up to VPCI_HOLD_BACKOFF_MAX),
+ * so at depth 1 at most one completion in VPCI_HOLD_BACKOFF_MAX + 1 waits.
+ */
+
+static uint64_t cap_ns(const struct virtio_pci *t)
+{
+	return (uint64_t)t->cfg.coalesce_us * 1000u;
+}
+
+/* How long a hold waits for the next batch: three times the gap between joining batches once
+ * there were any; before that, the queue's reaction time (a notification to the next batch),
+ * which is what one try costs a driver that waits for each completion; within [cap/64, cap]. */
+static uint64_t quiet_ns(const struct virtio_pci *t, const struct vpci_hold *h)
+{
+	uint64_t cap = cap_ns(t);
+	uint64_t q = h->gap_ns ? 3 * h->gap_ns : h->react_ns ? h->react_ns : cap / 16;
+	if (q < cap / 64)
+		q = cap / 64;
+	return q > cap ? cap : q;
+}
+
+static uint64_t average(uint64_t avg, uint64_t sample)
+{
+	return avg ? (7 * avg + sample) / 8 : sample;
+}
+
+void vpci_hold_sent(struct vpci_queue *vq)
+{
+	if (vq->hold.timer_fd >= 0)
+		vq->hold.sent_ns = clock_now_ns();
+}
+
+/* Arms the timer for the absolute monotonic time `at_ns` (0: disarms). */
+static void arm(struct vpci_hold *h, uint64_t at_ns)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) },
+	};
+	/* Fails only for a bad fd or value, neither of which can happen here. */
+	(void)timerfd_settime(h->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void release(struct virtio_pci *t, struct vpci_queue *vq, uint64_t now)
+{
+	struct vpci_hold *h = &vq->hold;
+	h->held = false;
+	arm(h, 0);
+	vq->stats.hold_ns += now - h->start_ns;
+	if (h->joins) {
+		vq->stats.holds_joined++;
+		h->backoff = 0;
+	} else {
+		h->backoff = h->backoff ? h->backoff * 2 : 1;
+		if (h->backoff > VPCI_HOLD_BACKOFF_MAX)
+			h->backoff = VPCI_HOLD_BACKOFF_MAX;
+		h->skip = h->backoff;
+	}
+	vpci_queue_notify(t, vq);
+}
+
+bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	struct vpci_hold *h = &vq->hold;
+	if (!h->held)
+		return false;
+	uint64_t now = clock_now_ns();
+	h->gap_ns = average(h->gap_ns, now - h->last_ns);
+	h->last_ns = now;
+	h->joins++;
+	uint16_t waiting = (uint16_t)(vq->vq.used_idx - vq->vq.signalled_used);
+	if (now >= h->deadline_ns || waiting >= vq->vq.size / 2) {
+		release(t, vq, now);
+		return true;
+	}
+	uint64_t at = now + quiet_ns(t, h);
+	arm(h, at < h->deadline_ns ? at : h->deadline_ns);
+	return true;
+}
+
+bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	struct vpci_hold *h = &vq->hold;
+	if (h->timer_fd < 0)
+		return false;
+	uint64_t now = clock_now_ns();
+	if (h->sent_ns)
+		h->react_ns = average(h->react_ns, now - h->sent_ns);
+	h->sent_ns = 0;
+	if (h->skip) {
+		h->skip--;
+		return false;
+	}
+	h->held = true;
+	h->start_ns = h->last_ns = now;
+	h->deadline_ns = now + cap_ns(t);
+	h->joins = 0;
+	vq->stats.holds++;
+	uint64_t at = now + quiet_ns(t, h);
+	arm(h, at < h->deadline_ns ? at : h->deadline_ns);
+	return true;
+}
+
+void vpci_hold_reset(struct vpci_queue *vq)
+{
+	struct vpci_hold *h = &vq->hold;
+	if (h->timer_fd >= 0 && h->held)
+		arm(h, 0);
+	h->held = false;
+	h->skip = h->backoff = 0;
+	h->gap_ns = h->sent_ns = h->react_ns = 0;
+}
+
+/* The quiet time or the cap ran out: the held notification goes out (unless the queue went
+ * away meanwhile: a reset dropped it already). */
+static void on_timer(void *opaque, uint32_t events)
+{
+	struct vpci_queue *vq = opaque;
+	struct virtio_pci *t = vq->owner;
+	uint64_t n;
+	pthread_mutex_lock(&t->lock);
+	while (read(vq->hold.timer_fd, &n, sizeof(n)) > 0)
+		;
+	if (vq->hold.held && virtio_pci_queue(t, vq->index))
+		release(t, vq, clock_now_ns());
+	pthread_mutex_unlock(&t->lock);
+}
+
+int vpci_hold_init(struct virtio_pci *t, uint16_t q)
+{
+	struct vpci_queue *vq = &t->queues[q];
+	vq->hold = (struct vpci_hold){ .timer_fd = -1 };
+	if (!t->cfg.coalesce_us || !t->loop)
+		return 0;
+	vq->hold.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (vq->hold.timer_fd < 0)
+		return -errno;
+	vq->hold.timer_handler = (struct evloop_handler){ on_timer, vq };
+	return evloop_add(t->loop, vq->hold.timer_fd, EPOLLIN, &vq->hold.timer_handler);
+}
+
+void vpci_hold_destroy(struct virtio_pci *t)
+{
+	for (uint16_t q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++) {
+		struct vpci_hold *h = &t->queues[q].hold;
+		if (h->timer_fd < 0)
+			continue;
+		if (t->loop)
+			evloop_del(t->loop, h->timer_fd);
+		close(h->timer_fd);
+		h->timer_fd = -1;
+	}
+}
