@@ -33,6 +33,7 @@ static const char lab_usage[] =
 	"                      and QEMU alternately\n"
 	"  --experiments LIST  boot,rng,blk-randread,blk-randread-qd1,blk-randread-qd1-poll,\n"
 	"                      blk-randread-qd1-io-same,blk-randread-qd1-io-apart,blk-randread-qd32,\n"
+	"                      blk-randread-qd32-nocoalesce,\n"
 	"                      blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
 	"                      lat-irqfd,lat-irqfd-pin,\n"
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
