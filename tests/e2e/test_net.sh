@@ -45,9 +45,11 @@ net_err "ifname= with the peer is refused" "backend=peer,ifname=tap0" 'ifname= i
 net_err "backend=vhost with two queue pairs is refused" "backend=vhost,queues=2" \
 	'backend=vhost drives one queue pair: drop queues='
 net_err "backend=vhost with poll= is refused" "backend=vhost,poll=50" \
-	'poll=, bps= and ops= need msivm on the data path; backend=vhost leaves it to the kernel'
+	'poll=, coalesce=, bps= and ops= need msivm on the data path; backend=vhost leaves it to the kernel'
 net_err "backend=vhost with bps= is refused" "backend=vhost,bps=10M" \
-	'poll=, bps= and ops= need msivm on the data path'
+	'poll=, coalesce=, bps= and ops= need msivm on the data path'
+net_err "backend=vhost with coalesce= is refused" "backend=vhost,coalesce=on" \
+	'poll=, coalesce=, bps= and ops= need msivm on the data path'
 net_err "tap= with the socket backend is refused" "tap=x,backend=socket" 'tap=NAME means backend=tap \(or vhost\)'
 # Without the kernel's vhost-net (as on PVM hosts), backend=vhost says so and what to do.
 if [ ! -e /dev/vhost-net ]; then

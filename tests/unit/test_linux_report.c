@@ -17,11 +17,11 @@
 #include "lab/linux_lab.h"
 
 static const struct ll_config cfg_msix = { "msix", "MSI-X, a vector per queue", "msix", "", "",
-					   true, false };
+					   true, false, NULL };
 static const struct ll_config cfg_nomsi = { "nomsi", "guest without MSI (pci=nomsi)", "msix", "",
-					    "pci=nomsi", false, false };
-static const struct ll_config cfg_intx = { "intx", "INTx", "intx", ",vectors=0", "", false, false };
-static const struct ll_config cfg_msi = { "msi", "plain MSI offered", "msi", NULL, "", false, false };
+					    "pci=nomsi", false, false, NULL };
+static const struct ll_config cfg_intx = { "intx", "INTx", "intx", ",vectors=0", "", false, false, NULL };
+static const struct ll_config cfg_msi = { "msi", "plain MSI offered", "msi", NULL, "", false, false, NULL };
 
 /* The figures one hand-made run reports. */
 struct fig {
