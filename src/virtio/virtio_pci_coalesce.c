@@ -134,8 +134,8 @@ void vpci_hold_reset(struct vpci_queue *vq)
 	h->gap_ns = h->sent_ns = h->react_ns = 0;
 }
 
-/* The quiet time or the cap ran out: the held notification goes out (unless the queue went
- * away meanwhile: a reset dropped it already). */
+/* The quiet time or the cap ran out: the held notification goes out (unless the queue is no
+ * longer live: a reset dropped it already, NEEDS_RESET drops it here). */
 static void on_timer(void *opaque, uint32_t events)
 {
 	struct vpci_queue *vq = opaque;
@@ -146,6 +146,8 @@ static void on_timer(void *opaque, uint32_t events)
 		;
 	if (vq->hold.held && virtio_pci_queue(t, vq->index))
 		release(t, vq, clock_now_ns());
+	else
+		vq->hold.held = false; /* NEEDS_RESET meanwhile: nobody to tell until a reset */
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -1114,6 +1114,26 @@ static void test_coalesce_reset_drops_the_held_notification(void **state)
 	assert_int_equal(msix_fired(x, 1), 0);
 }
 
+/* A device that needs a reset tells the driver so (its config vector) and drops the held
+ * queue notification when the timer fires: no queue interrupt, nothing left held. */
+static void test_coalesce_needs_reset_drops_the_held_notification(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_true(x->t->queues[0].hold.held);
+	virtio_pci_set_needs_reset(x->t, "test");
+	assert_int_equal(msix_fired(x, 0), 1);
+	for (int i = 0; i < 1000 && x->t->queues[0].hold.held; i++)
+		evloop_run_once(&x->loop, 1);
+	assert_false(x->t->queues[0].hold.held);
+	assert_int_equal(msix_fired(x, 1), 0);
+	assert_int_equal(x->t->queues[0].stats.notifications, 0);
+}
+
 /* The driver's own suppression comes first: a completion it did not ask to hear of (EVENT_IDX,
  * used_event ahead) is not held, only counted suppressed. */
 static void test_coalesce_holds_only_what_the_driver_wants(void **state)
@@ -1701,6 +1721,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_coalesce_reset_drops_the_held_notification,
 						setup_coalesce, teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_holds_only_what_the_driver_wants,
+						setup_coalesce, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_needs_reset_drops_the_held_notification,
 						setup_coalesce, teardown),
 		TX(test_rng_request_msix_masked_vector_pends),
 		TX(test_queue_signal_msix_pends_while_masked),
