@@ -321,6 +321,8 @@ wait_vmm() {
 	rc=$?
 	t_end=$(up)
 	vmm_pid=
+	# a VMM that exited within one 0.2 s look of the guest's poweroff line: the line came at the end
+	if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$t_end; fi
 }
 
 # The last pass panicked on purpose (sysrq c): Linux's pvpanic-mmio driver must have bound
