@@ -131,7 +131,7 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 	vq->pushed_seen = vq->vq.pushed;
 	if (vpci_hold_more(t, vq))
 		return; /* joins the notification being held */
-	if (virtq_would_notify(&vq->vq) && vpci_hold_start(t, vq))
+	if (vpci_hold_start(t, vq))
 		return;
 	vpci_queue_notify(t, vq);
 }

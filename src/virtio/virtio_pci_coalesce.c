@@ -104,8 +104,8 @@ bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq)
 bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq)
 {
 	struct vpci_hold *h = &vq->hold;
-	if (h->timer_fd < 0)
-		return false;
+	if (h->timer_fd < 0 || !virtq_would_notify(&vq->vq))
+		return false; /* off, or the driver did not ask to be told: nothing to hold */
 	uint64_t now = clock_now_ns();
 	if (h->sent_ns)
 		h->react_ns = average(h->react_ns, now - h->sent_ns);

@@ -65,8 +65,8 @@ void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq);
  * With the lock held, after new used elements were published:
  *   vpci_hold_more: a notification is held: the batch joins it (the quiet timer starts over, or
  *     it goes out when its cap passed or half the ring waits); true. Else false.
- *   vpci_hold_start: the driver wants a notification: held if coalescing is on and the queue is
- *     not backing off, the timer armed (quiet time adapted to the gaps between joining batches,
+ *   vpci_hold_start: held if coalescing is on, the driver wants a notification (EVENT_IDX /
+ *     NO_INTERRUPT, decided without recording it) and the queue is not backing off, the timer armed (quiet time adapted to the gaps between joining batches,
  *     or to the queue's reaction time before any joined; never past coalesce_us from the
  *     start); true if held. A hold that nothing joined makes the
  *     next 1, 2, 4 ... VPCI_HOLD_BACKOFF_MAX notifications go out at once, so a queue one

@@ -1046,6 +1046,18 @@ static void run_until_released(struct fx *x)
 	assert_false(x->t->queues[0].hold.held);
 }
 
+/* The loop's thread runs the loop, MSI-X on, queue 0 up (with `features`), one request
+ * completed: its notification held. */
+static void hold_one(struct fx *x, uint64_t features)
+{
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, features, 0, 1);
+	post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_true(x->t->queues[0].hold.held);
+}
+
 /* Completions that follow a held one join it: three requests, one interrupt, once the queue
  * went quiet; the counters say so. */
 static void test_coalesce_batch_takes_one_interrupt(void **state)
@@ -1101,12 +1113,7 @@ static void test_coalesce_backs_off_where_nothing_joins(void **state)
 static void test_coalesce_reset_drops_the_held_notification(void **state)
 {
 	struct fx *x = *state;
-	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
-	msix_on(x);
-	bring_up(x, F_VERSION_1, 0, 1);
-	post_rng_buffer(x);
-	virtio_pci_kick(x->t, 0);
-	assert_true(x->t->queues[0].hold.held);
+	hold_one(x, F_VERSION_1);
 	W8(VPCI_STATUS, 0);
 	assert_false(x->t->queues[0].hold.held);
 	usleep(COALESCE_US * 2);
@@ -1119,12 +1126,7 @@ static void test_coalesce_reset_drops_the_held_notification(void **state)
 static void test_coalesce_needs_reset_drops_the_held_notification(void **state)
 {
 	struct fx *x = *state;
-	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
-	msix_on(x);
-	bring_up(x, F_VERSION_1, 0, 1);
-	post_rng_buffer(x);
-	virtio_pci_kick(x->t, 0);
-	assert_true(x->t->queues[0].hold.held);
+	hold_one(x, F_VERSION_1);
 	virtio_pci_set_needs_reset(x->t, "test");
 	assert_int_equal(msix_fired(x, 0), 1);
 	for (int i = 0; i < 1000 && x->t->queues[0].hold.held; i++)
@@ -1139,11 +1141,7 @@ static void test_coalesce_needs_reset_drops_the_held_notification(void **state)
 static void test_coalesce_holds_only_what_the_driver_wants(void **state)
 {
 	struct fx *x = *state;
-	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
-	msix_on(x);
-	bring_up(x, F_VERSION_1 | F_EVENT_IDX, 0, 1);
-	post_rng_buffer(x);
-	virtio_pci_kick(x->t, 0);              /* the first one is always wanted: held */
+	hold_one(x, F_VERSION_1 | F_EVENT_IDX); /* the first one is always wanted: held */
 	run_until_released(x);
 	assert_int_equal(msix_fired(x, 1), 1);
 	ram16(x, AVAIL_GPA + 4 + 2 * QSIZE, 5); /* used_event: tell me after the 6th */
