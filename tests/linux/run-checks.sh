@@ -20,7 +20,9 @@
 #   LC_TIMEOUT (seconds per configuration boot, default 300; each reboot adds half of it),
 #   LC_FIO, LC_IPERF (workload seconds, default 4 and 3), LC_MIB (transfer size, default 2),
 #   LC_SEQMIB (the sequential disk pattern, default LC_MIB), LC_L2EXTRA (appended to the L2 command line),
-#   LC_MSIX_POWER (msix's power sequence, default acpi,kbd,triple,off; the nested L1 drops triple)
+#   LC_MSIX_POWER (msix's power sequence, default acpi,kbd,triple,off; the nested L1 drops triple),
+#   LC_LOOPDISK (configurations whose vda is a loop device, default msi), LC_DUMPALL (1: crash
+#   dumps in every msivm configuration; each dump's JSON and the kernel messages in its RAM kept)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -87,10 +89,9 @@ config() {
 	case "$1" in
 	# msix also pauses and resumes the running guest through the API socket
 	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 ;;
-	# vda through a loop device: BLKDISCARD, the block-device topology ioctls
 	# msi, intx and qemu end with the host pressing the guest's power button (msivm: SIGTERM;
 	# QEMU: system_powerdown on its monitor), on which the guest's init powers off.
-	msi) irq=msi expect=intx loopdisk=1 power=button ;;
+	msi) irq=msi expect=intx power=button ;;
 	intx) irq=intx expect=intx power=button ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
 	# the NIC's data path in the host kernel (vhost-net on the same tap), otherwise like msix;
@@ -109,6 +110,13 @@ config() {
 	qemu2g) vmm=qemu irq= mem=2G ;;
 	*) return 1 ;;
 	esac
+	# vda through a loop device (BLKDISCARD, the block-device topology ioctls, asynchronous
+	# io_uring completions) in the configurations LC_LOOPDISK names (default msi)
+	case ",${LC_LOOPDISK-msi}," in *",$1,"*) loopdisk=1 ;; esac
+	# LC_DUMPALL=1: every msivm configuration keeps a crash dump's JSON view and the kernel
+	# messages found in its RAM (an unasked triple fault's evidence, issue 29)
+	[ -n "${LC_DUMPALL:-}" ] && [ "$vmm" = msivm ] && dump=1
+	return 0
 }
 
 res() { # PASS|FAIL name detail
@@ -345,6 +353,21 @@ panic_check() {
 	rm -rf "$WORK/dump"
 }
 
+# LC_DUMPALL: each crash dump of this configuration leaves its JSON view (msivm's devices at
+# the crash) and the kernel's messages found in the guest's RAM (the printk ring holds what
+# loglevel=5 kept off the console) in the results; the core itself stays in L1.
+keep_dumps() {
+	local j stem
+	for j in "$WORK"/dump/*.json; do
+		[ -f "$j" ] || continue
+		stem=${j%.json}
+		cp "$j" "$d/"
+		$BB strings -n 12 "$stem.core" 2>/dev/null | grep -a -E '^(<[0-7]>)?[A-Za-z_ -]{0,40}[:\[]|RIP|Call Trace|fault|BUG|WARN|panic' |
+			tail -n 400 >"$d/$(basename "$stem").msgs"
+		stage "$cfg: crash dump $(basename "$stem"): JSON and $(wc -l <"$d/$(basename "$stem").msgs") message-like strings of its RAM kept"
+	done
+}
+
 run_config() {
 	cfg=$1
 	config "$cfg" || { echo "@@ unknown configuration $cfg"; return 1; }
@@ -371,6 +394,7 @@ run_config() {
 	stage "$cfg: $vmm exited rc=$rc ($why) after ${wall}s (guest init ran at ${boot1}s)"
 	echo "rc=$rc why=$why wall=$wall init=$boot1" >"$d/vmm.status"
 	[ "$why" = timeout ] && res FAIL vmm.timeout "no exit within ${tmo}s (stopped it; rc=$rc)"
+	[ -n "${LC_DUMPALL:-}" ] && keep_dumps
 
 	# --- guest verdicts, first one per name
 	tr -d '\r' <"$d/serial.log" | sed -n 's/.*lc: CHECK \([^ ]*\) \(PASS\|FAIL\) *\(.*\)$/\2 \1 \3/p' |
