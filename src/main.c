@@ -68,7 +68,7 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 		status = EXIT_MSIVM_ERROR;
 	} else if (action == CONFIG_HELP) {
-		fputs(config_usage(), stdout);
+		config_usage_print(stdout);
 		status = 0;
 	} else if (action == CONFIG_PRINT) {
 		status = print_config(c);
@@ -110,12 +110,12 @@ static int cmd_host(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs(config_usage(), stderr);
+		config_usage_print(stderr);
 		return EXIT_MSIVM_ERROR;
 	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		fputs(config_usage(), stdout);
+		config_usage_print(stdout);
 		return 0;
 	}
 	if (!strcmp(cmd, "--version")) {

@@ -17,18 +17,19 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/parse.h"
 
 #define PROBE_LEN 4096
 #define FILE_PHYS_MAX 4096u   /* st_blksize above this (NFS, ZFS records) is not a sector size */
 
+const char *const blk_engine_names[BLK_ENGINE_N] = { NULL, "uring", "sync" };
+
 int blk_engine_parse(const char *s, enum blk_engine *out)
 {
-	if (!strcmp(s, "uring"))
-		*out = BLK_ENGINE_URING;
-	else if (!strcmp(s, "sync"))
-		*out = BLK_ENGINE_SYNC;
-	else
+	unsigned v;
+	if (parse_word(s, blk_engine_names, BLK_ENGINE_N, &v))
 		return -EINVAL;
+	*out = (enum blk_engine)v;
 	return 0;
 }
 

@@ -28,7 +28,11 @@ enum blk_engine {
 	BLK_ENGINE_AUTO,       /* io_uring if io_uring_queue_init works, else sync */
 	BLK_ENGINE_URING,
 	BLK_ENGINE_SYNC,
+	BLK_ENGINE_N
 };
+
+/* The engines' spellings, by value ("uring", "sync"; auto has none: NULL). */
+extern const char *const blk_engine_names[BLK_ENGINE_N];
 
 /* One I/O. The caller owns it; the backend uses it from blk_backend_submit
  * until `done` has run (exactly once). */

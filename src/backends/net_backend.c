@@ -6,31 +6,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/parse.h"
+
+const char *const net_be_kind_names[NET_BE_NKINDS] = { "tap", "peer", "socket", "vhost" };
+const char *const net_peer_mode_names[NET_PEER_NMODES] = { "responder", "sink", "source" };
+
 int net_be_kind_parse(const char *s, enum net_be_kind *out)
 {
-	if (!strcmp(s, "tap"))
-		*out = NET_BE_TAP;
-	else if (!strcmp(s, "peer"))
-		*out = NET_BE_PEER;
-	else if (!strcmp(s, "socket"))
-		*out = NET_BE_SOCKET;
-	else if (!strcmp(s, "vhost"))
-		*out = NET_BE_VHOST;
-	else
+	unsigned v;
+	if (parse_word(s, net_be_kind_names, NET_BE_NKINDS, &v))
 		return -EINVAL;
+	*out = (enum net_be_kind)v;
 	return 0;
 }
 
 int net_peer_mode_parse(const char *s, enum net_peer_mode *out)
 {
-	if (!strcmp(s, "responder"))
-		*out = NET_PEER_RESPONDER;
-	else if (!strcmp(s, "sink"))
-		*out = NET_PEER_SINK;
-	else if (!strcmp(s, "source"))
-		*out = NET_PEER_SOURCE;
-	else
+	unsigned v;
+	if (parse_word(s, net_peer_mode_names, NET_PEER_NMODES, &v))
 		return -EINVAL;
+	*out = (enum net_peer_mode)v;
 	return 0;
 }
 

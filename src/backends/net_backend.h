@@ -33,6 +33,7 @@ enum net_be_kind {
 	NET_BE_PEER,
 	NET_BE_SOCKET,
 	NET_BE_VHOST,  /* a tap whose frames the kernel's vhost-net moves (one queue pair) */
+	NET_BE_NKINDS
 };
 
 /* The built-in peer's behaviour. */
@@ -40,7 +41,12 @@ enum net_peer_mode {
 	NET_PEER_RESPONDER,  /* answers ARP and ICMP echo for 10.0.2.2, echoes UDP port 7 */
 	NET_PEER_SINK,       /* counts every frame and drops it */
 	NET_PEER_SOURCE,     /* as responder, plus UDP frames at a set rate and size */
+	NET_PEER_NMODES
 };
+
+/* The spellings, by value: tap, peer, socket, vhost; responder, sink, source. */
+extern const char *const net_be_kind_names[NET_BE_NKINDS];
+extern const char *const net_peer_mode_names[NET_PEER_NMODES];
 
 /* The peer's addresses (documented for guest drivers and tests). */
 #define NET_PEER_IP          0x0a000202u   /* 10.0.2.2 */

@@ -11,6 +11,7 @@
 
 #define LONG_ONLY 1
 
+#define DEVICE_OPTION(type, entry, option) { option, required_argument, NULL, LONG_ONLY },
 static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, LONG_ONLY },
 	{ "initrd", required_argument, NULL, LONG_ONLY },
@@ -21,10 +22,7 @@ static const struct option run_options[] = {
 	{ "cpus", required_argument, NULL, LONG_ONLY },
 	{ "serial", required_argument, NULL, LONG_ONLY },
 	{ "pit", no_argument, NULL, LONG_ONLY },
-	{ "rng", required_argument, NULL, LONG_ONLY },
-	{ "disk", required_argument, NULL, LONG_ONLY },
-	{ "console", required_argument, NULL, LONG_ONLY },
-	{ "net", required_argument, NULL, LONG_ONLY },
+	DEVICE_TYPES(DEVICE_OPTION) /* --rng, --disk, ...: one per device type */
 	{ "kvm-device", required_argument, NULL, LONG_ONLY },
 	{ "cpu-pin", required_argument, NULL, LONG_ONLY },
 	{ "rt", required_argument, NULL, LONG_ONLY },

@@ -4,13 +4,14 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "config/run_config.h"
 
 /* What the command line asks for. */
 enum config_action {
 	CONFIG_RUN,    /* build and run the VM */
-	CONFIG_HELP,   /* --help: print config_usage() */
+	CONFIG_HELP,   /* --help: print config_usage_print() */
 	CONFIG_PRINT,  /* --print-config: print the configuration, run nothing */
 };
 
@@ -30,6 +31,6 @@ const struct option *config_cli_options(void);
 bool config_cli_only(const char *name);
 
 /* The text of `msivm --help`. */
-const char *config_usage(void);
+void config_usage_print(FILE *out);
 
 #endif

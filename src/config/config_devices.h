@@ -7,16 +7,16 @@
 
 #include "config/run_config.h"
 
-/* One device being read, key by key. */
+/* One device being read, key by key: the transport's keys here, the type's own through its
+ * entry in the device-type table (devices/device_type.h). */
 struct config_dev {
 	struct vm_device_spec *d;
+	const struct device_type *type;
 	const char *name;   /* for messages: "--disk" on the command line, "FILE: disk[0]" in a file */
 	const char *arg;    /* the option string on the command line; NULL in a file */
-	uint32_t seen;      /* the keys given (internal) */
+	uint32_t seen;      /* the transport keys given (internal) */
+	struct device_opts o; /* the type's keys given, and how its last refusal is worded */
 };
-
-/* The option and key name of a device type: "rng", "disk", "console", "net". */
-const char *config_dev_type_name(enum vm_device_type t);
 
 /* Adds a device of type t to vm with its defaults and starts reading it into *p (name and
  * arg as in struct config_dev, kept by pointer). Returns 0, or -E2BIG with a message when
@@ -33,8 +33,8 @@ int config_dev_kind(const struct config_dev *p, const char *key, enum config_kin
  * or -EINVAL with a message naming the key and the accepted values. */
 int config_dev_set(struct config_dev *p, const char *key, const char *val, struct error *e);
 
-/* Checks what needs every key (disk path, net backend and the keys it allows, irq with
- * vectors) and that a disk image can be opened as asked. Returns 0 or -errno with a message. */
+/* Checks what needs every key (irq with vectors, then the type's own checks: disk path,
+ * net backend and the keys it allows, ...). Returns 0 or -errno with a message. */
 int config_dev_end(struct config_dev *p, struct error *e);
 
 /* Adds a device from one option string "key=value,key,..." ("" takes every default): begin,

@@ -146,8 +146,8 @@ static json_t *get_cpuid_hide(const struct run_config *c)
 
 static json_t *get_mem(const struct run_config *c)
 {
-	char buf[CONFIG_SIZE_TEXT];
-	return json_string(config_size_text(c->vm.mem_size, buf));
+	char buf[SIZE_TEXT_MAX];
+	return json_string(size_text(c->vm.mem_size, buf));
 }
 
 static json_t *get_cpus(const struct run_config *c) { return json_integer(c->vm.ncpus); }
@@ -204,7 +204,7 @@ static json_t *get_log_level(const struct run_config *c)
 #define STR(name, field, def) { name, CONFIG_STRING, 0, NULL, NULL, \
 				offsetof(struct run_config, field), def }
 #define FLAG(name, field) { name, CONFIG_FLAG, 0, NULL, NULL, offsetof(struct run_config, field), NULL }
-#define DEV(name, type) { name, CONFIG_DEVICES, type, NULL, NULL, 0, NULL }
+#define DEV(type, entry, option) { option, CONFIG_DEVICES, type, NULL, NULL, 0, NULL },
 #define KEY(name, kind, fn) { name, kind, 0, set_##fn, get_##fn, 0, NULL }
 #define NUM(name, fn) { name, CONFIG_UINT, 0, NULL, get_##fn, 0, NULL }
 
@@ -218,10 +218,7 @@ static const struct config_key keys[] = {
 	NUM("cpus", cpus),
 	{ "serial", CONFIG_STRING, 0, set_serial, NULL, offsetof(struct run_config, serial), NULL },
 	FLAG("pit", vm.pit),
-	DEV("rng", VM_DEV_RNG),
-	DEV("disk", VM_DEV_BLK),
-	DEV("console", VM_DEV_CONSOLE),
-	DEV("net", VM_DEV_NET),
+	DEVICE_TYPES(DEV) /* one key per device type, in slot order */
 	STR("kvm-device", kvm_device, CONFIG_KVM_DEVICE),
 	{ "cpu-pin", CONFIG_STRING, 0, NULL, get_cpu_pin, offsetof(struct run_config, cpu_pin), NULL },
 	NUM("rt", rt),

@@ -9,6 +9,7 @@
 
 #include "config/config_devices.h"
 #include "config/config_names.h"
+#include "util/parse.h"
 
 /* Builds one object; a value jansson refuses (a string that is not UTF-8, no memory)
  * marks the whole print as failed and names the key. */
@@ -22,12 +23,10 @@ static void put(struct printer *pr, json_t *o, const char *key, json_t *v)
 		pr->bad = key;
 }
 
-static json_t *str_or_null(const char *s) { return s && s[0] ? json_string(s) : json_null(); }
-
 static json_t *size_or_null(uint64_t v)
 {
-	char buf[CONFIG_SIZE_TEXT];
-	return v ? json_string(config_size_text(v, buf)) : json_null();
+	char buf[SIZE_TEXT_MAX];
+	return v ? json_string(size_text(v, buf)) : json_null();
 }
 
 static json_t *uint_or_null(uint64_t v) { return v ? json_integer((json_int_t)v) : json_null(); }
@@ -41,67 +40,21 @@ static void put_irq(struct printer *pr, json_t *o, const struct virtio_pci_confi
 	put(pr, o, "coalesce", irq->coalesce_us ? json_integer(irq->coalesce_us) : json_string("off"));
 }
 
-static void put_limit(struct printer *pr, json_t *o, const struct rate_limit_opts *l)
-{
-	put(pr, o, "bps", size_or_null(l->bytes_per_s));
-	put(pr, o, "ops", uint_or_null(l->ops_per_s));
-}
-
-static void put_net(struct printer *pr, json_t *o, const struct virtio_net_opts *n)
-{
-	const struct net_open_cfg *be = &n->be;
-	put(pr, o, "backend", json_string(config_enum_name(CONFIG_E_BACKEND, be->kind)));
-	if (be->kind == NET_BE_TAP || be->kind == NET_BE_VHOST)
-		put(pr, o, "ifname", str_or_null(be->ifname));
-	if (be->kind == NET_BE_SOCKET)
-		put(pr, o, "path", json_string(be->path));
-	if (be->kind == NET_BE_PEER)
-		put(pr, o, "peer", json_string(config_enum_name(CONFIG_E_PEER, be->peer_mode)));
-	if (be->kind == NET_BE_PEER && be->peer_mode == NET_PEER_SOURCE) {
-		put(pr, o, "rate", json_integer(be->rate));
-		put(pr, o, "size", json_integer(be->size));
-	}
-	char mac[18];
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1], n->mac[2],
-		 n->mac[3], n->mac[4], n->mac[5]);
-	put(pr, o, "mac", n->mac_set ? json_string(mac) : json_null());
-	put(pr, o, "queues", json_integer(n->queues));
-	put(pr, o, "mtu", uint_or_null(n->mtu));
-}
-
+/* One device: its type's own keys, then the transport's. */
 static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
 {
+	const struct device_type *type = device_type_get(d->type);
 	json_t *o = json_object();
-	if (!o)
-		return NULL;
-	switch (d->type) {
-	case VM_DEV_RNG:
-		put(pr, o, "latency", uint_or_null(d->rng_latency_us));
-		put(pr, o, "source", str_or_null(config_enum_name(CONFIG_E_RNG_SOURCE, d->rng_source)));
-		break;
-	case VM_DEV_BLK:
-		put(pr, o, "path", json_string(d->blk.path));
-		put(pr, o, "ro", json_boolean(d->blk.ro));
-		put(pr, o, "queues", json_integer(d->blk.queues));
-		put(pr, o, "engine", str_or_null(config_enum_name(CONFIG_E_ENGINE, d->blk.engine)));
-		break;
-	case VM_DEV_CONSOLE: {
-		char max[CONFIG_SIZE_TEXT];
-		put(pr, o, "out", str_or_null(d->console.out_path));
-		put(pr, o, "in", str_or_null(d->console.in_path));
-		put(pr, o, "socket", str_or_null(d->console.sock_path));
-		put(pr, o, "max", json_string(config_size_text(d->console.max_out, max)));
-		break;
-	}
-	case VM_DEV_NET:
-		put_net(pr, o, &d->net);
-		break;
-	case VM_DEV_NTYPES: /* not a type */
-		break;
-	}
+	if (!o || !type)
+		return o;
+	const char *bad = type->spec_print ? type->spec_print(d, o) : NULL;
+	if (bad && !pr->bad)
+		pr->bad = bad;
 	put_irq(pr, o, &d->irq);
-	if (d->type != VM_DEV_CONSOLE)
-		put_limit(pr, o, &d->limit);
+	if (type->rate_limit) {
+		put(pr, o, "bps", size_or_null(d->limit.bytes_per_s));
+		put(pr, o, "ops", uint_or_null(d->limit.ops_per_s));
+	}
 	return o;
 }
 
@@ -114,7 +67,7 @@ static json_t *devices_json(struct printer *pr, const struct vm_config *vm,
 			continue;
 		json_t *d = device_json(pr, &vm->devices[i]);
 		if (!d || json_array_append_new(list, d))
-			pr->bad = pr->bad ? pr->bad : config_dev_type_name(t);
+			pr->bad = pr->bad ? pr->bad : device_type_option(t);
 	}
 	return list;
 }

@@ -1,7 +1,11 @@
 /* Config usage: the text of `msivm --help` and `msivm run --help`. */
 #include "config/config_cli.h"
 
-static const char usage_text[] =
+#include <stdio.h>
+
+#include "devices/device_type.h"
+
+static const char usage_head[] =
 	"usage: msivm run --kernel FILE [options]\n"
 	"       msivm run --config FILE [options]   (options add to and override the file's)\n"
 	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
@@ -22,8 +26,10 @@ static const char usage_text[] =
 	"                     mode on a terminal, Ctrl-a x quits with status 130),\n"
 	"                     socket=PATH (a new unix socket: msivm waits for one client\n"
 	"                     before the guest boots; it is COM1 both ways), off\n"
-	"  --pit              create the in-kernel i8254 PIT\n"
-	"  --rng OPTS         add a virtio-rng device; OPTS: irq=msix|msix-shared|msi|intx,\n"
+	"  --pit              create the in-kernel i8254 PIT\n";
+
+static const char usage_devices[] =
+	"  every device also takes: irq=msix|msix-shared|msi|intx,\n"
 	"                     vectors=N (MSI-X table size; 0: no MSI-X, so irq=intx or msi;\n"
 	"                     vectors=0 without irq= means irq=intx),\n"
 	"                     irqpath=irqfd|signal-msi (how MSI/MSI-X reach KVM),\n"
@@ -32,37 +38,11 @@ static const char usage_text[] =
 	"                     coalesce=on|off|US (hold a queue's interrupt while more\n"
 	"                     completions join it, at most US microseconds, 1-10000;\n"
 	"                     adaptive, backs off where nothing joins; on = 1000;\n"
-	"                     default: on for disks, off for the rest),\n"
-	"                     latency=US (complete one buffer every US with a TSC stamp),\n"
-	"                     source=drbg|getrandom (OpenSSL's DRBG seeded by the kernel,\n"
-	"                     the default, or the kernel's getrandom for every byte),\n"
-	"                     bps=SIZE, ops=N (rate limit: bytes and requests per second,\n"
-	"                     token buckets with one second of burst), or \"\"\n"
-	"  --disk OPTS        add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
-	"                     512 bytes) and optionally ro (or readonly=on|off), queues=N\n"
-	"                     (1-8, default one per vCPU; or num_queues=N), engine=uring|sync\n"
-	"                     (default: uring if available), irq=MODE, vectors=N, bps=SIZE,\n"
-	"                     ops=N as for --rng\n"
-	"  --console OPTS     add a virtio-console (one port); OPTS: out=FILE (guest output;\n"
-	"                     default: standard output), max=SIZE (output cap, default 64M,\n"
-	"                     0: none; a file counts from its size), in=FILE (input for the\n"
-	"                     guest, read until its end; default: none), socket=PATH (instead\n"
-	"                     of out= and in=: as --serial socket=), irq=MODE, vectors=N\n"
-	"                     as for --rng, or \"\"\n"
-	"  --net OPTS         add a virtio-net NIC; OPTS: backend=tap|vhost|peer|socket and optionally\n"
-	"                     mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>), queues=N (queue\n"
-	"                     pairs, 1-7; or num_queues=N), mtu=N (68-65535, default: the tap's,\n"
-	"                     else 1500), irq=MODE, vectors=N,\n"
-	"                     bps=SIZE, ops=N (each direction) as for --rng. tap: ifname=NAME\n"
-	"                     (an existing tap, or created: needs CAP_NET_ADMIN; tap=NAME is\n"
-	"                     backend=tap,ifname=NAME). vhost: a tap as for tap whose frames\n"
-	"                     the kernel's vhost-net moves (/dev/vhost-net; one queue pair, no\n"
-	"                     poll=, bps= or ops=). peer: built\n"
-	"                     in, no host network; answers ARP and ping for 10.0.2.2 and\n"
-	"                     echoes UDP port 7; peer=responder|sink|source,\n"
-	"                     rate=N (frames/s) and size=S (bytes, 60-1514) for source. socket:\n"
-	"                     path=P joins two msivm started with the same P (unix datagrams;\n"
-	"                     the first binds P.0 and sends to P.1, the second the reverse)\n"
+	"                     default: on for disks, off for the rest); bps=SIZE, ops=N\n"
+	"                     where named: a rate limit in bytes and requests per second,\n"
+	"                     token buckets with one second of burst\n";
+
+static const char usage_tail[] =
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"
 	"  --cpu-pin SPEC     pin threads to host CPUs, e.g. vcpu0=1,io=0; without io= the\n"
 	"                     I/O thread runs on the pinned vCPUs' CPUs (with --dedicated or\n"
@@ -104,8 +84,8 @@ static const char usage_text[] =
 	"                     other options given replace its settings and add devices\n"
 	"  --print-config     print the configuration as such a file (every setting, with\n"
 	"                     its default) and exit without running the VM\n"
-	"Devices take PCI slots 00:01.0 on: every --rng, then --disk, --console, --net,\n"
-	"each kind in the order given.\n"
+	"Devices take PCI slots 00:01.0 on: every --rng, then --disk, --console, --net\n"
+	"(the order above), each kind in the order given.\n"
 	"\n"
 	"Exit status: 0 when the guest powers off (ACPI S5), the byte the guest wrote\n"
 	"to port 0xf4 (debug-exit; QEMU's isa-debug-exit would give (byte << 1) | 1),\n"
@@ -114,4 +94,15 @@ static const char usage_text[] =
 	"128+N after signal N (159: a seccomp filter stopped msivm). A guest reset (ACPI\n"
 	"reset register, i8042 reset pulse, triple fault) reboots the VM in place:\n"
 	"fresh vCPUs and devices, kernel and initrd loaded again, disks kept.\n";
-const char *config_usage(void) { return usage_text; }
+void config_usage_print(FILE *out)
+{
+	fputs(usage_head, out);
+	for (int t = 0; t < VM_DEV_NTYPES; t++) {
+		const struct device_type *type = device_type_get((enum vm_device_type)t);
+		char opt[32];
+		snprintf(opt, sizeof(opt), "--%s OPTS", device_type_option((enum vm_device_type)t));
+		fprintf(out, "  %-18s %s", opt, type->usage ? type->usage : "\n");
+	}
+	fputs(usage_devices, out);
+	fputs(usage_tail, out);
+}

@@ -42,24 +42,24 @@ int config_strset(char **dst, const char *src, struct error *e)
 	return 0;
 }
 
-/* A disk without queues= gets one request queue per vCPU, at most VIRTIO_BLK_MAX_QUEUES (as
- * QEMU since 5.2): each vCPU then submits and completes on its own queue. */
-static void default_blk_queues(struct vm_config *vm)
+/* What a device's defaults depend on the VM for (a disk's queues: one per vCPU). */
+static void finish_devices(struct vm_config *vm)
 {
-	uint32_t n = vm->ncpus < VIRTIO_BLK_MAX_QUEUES ? vm->ncpus : VIRTIO_BLK_MAX_QUEUES;
-	for (uint32_t i = 0; i < vm->ndevices; i++)
-		if (vm->devices[i].type == VM_DEV_BLK && vm->devices[i].blk.queues == 0)
-			vm->devices[i].blk.queues = (uint16_t)(n ? n : 1);
+	for (uint32_t i = 0; i < vm->ndevices; i++) {
+		const struct device_type *t = device_type_get(vm->devices[i].type);
+		if (t && t->spec_finish)
+			t->spec_finish(&vm->devices[i], vm->ncpus);
+	}
 }
 
-/* Every rng, then every disk, console and net, each kind in the order given. */
+/* Devices by type in table order (rng, disk, console, net), each kind in the order given. */
 static int order_devices(struct vm_config *vm, struct error *e)
 {
 	struct vm_device_spec *sorted = calloc(VM_MAX_DEVICES, sizeof(*sorted));
 	if (!sorted)
 		return error_set(e, -ENOMEM, "out of memory");
 	uint32_t n = 0;
-	for (int t = VM_DEV_RNG; t <= VM_DEV_NET; t++)
+	for (int t = 0; t < VM_DEV_NTYPES; t++)
 		for (uint32_t i = 0; i < vm->ndevices; i++)
 			if ((int)vm->devices[i].type == t)
 				sorted[n++] = vm->devices[i];
@@ -84,6 +84,6 @@ int run_config_finish(struct run_config *c, struct error *e)
 	if ((c->cpu_pin && (ret = cpu_policy_parse_pins(&c->vm.cpu, c->cpu_pin, c->vm.ncpus, e))) ||
 	    (ret = cpu_policy_check(&c->vm.cpu, c->vm.ncpus, e)))
 		return ret;
-	default_blk_queues(&c->vm);
+	finish_devices(&c->vm);
 	return order_devices(&c->vm, e);
 }

@@ -1,9 +1,94 @@
-/* virtio-blk as a device type: image backend and device from its spec, counted for --stats, resized on SIGUSR2. */
+/* virtio-blk as a device type: its options (image, queues, engine), image backend and device from its spec, counted for --stats, resized on SIGUSR2. */
 #include "devices/device_type.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* readonly and num_queues are cloud-hypervisor's spellings. */
+enum { K_PATH, K_RO, K_READONLY, K_QUEUES, K_NUM_QUEUES, K_ENGINE };
+
+static const struct device_key blk_keys[] = {
+	{ "path", DEVICE_KEY_STRING, K_PATH },
+	{ "ro", DEVICE_KEY_FLAG, K_RO },
+	{ "readonly", DEVICE_KEY_FLAG, K_READONLY },
+	{ "queues", DEVICE_KEY_UINT, K_QUEUES },
+	{ "num_queues", DEVICE_KEY_UINT, K_NUM_QUEUES },
+	{ "engine", DEVICE_KEY_STRING, K_ENGINE },
+	{ NULL, 0, 0 },
+};
+
+static void blk_spec_init(struct vm_device_spec *d)
+{
+	d->blk = (struct virtio_blk_opts){ .queues = 0, .engine = BLK_ENGINE_AUTO }; /* 0: per vCPU */
+	d->irq.coalesce_us = VIRTIO_PCI_COALESCE_DEFAULT_US; /* disks only: see README */
+}
+
+static int blk_set(struct device_opts *o, const struct device_key *k, const char *val,
+		   struct error *e)
+{
+	struct virtio_blk_opts *b = &o->spec->blk;
+	uint64_t v = 0;
+	unsigned w = 0;
+	int ret;
+	switch (k->id) {
+	case K_PATH:
+		if (strlen(val) >= sizeof(b->path))
+			return device_opt_refuse(o, DEVICE_MSG_KEY, e, "%s %s= is longer than %zu bytes",
+						 o->name, k->name, sizeof(b->path) - 1);
+		snprintf(b->path, sizeof(b->path), "%s", val);
+		return 0;
+	case K_RO:
+	case K_READONLY:
+		return device_opt_flag(o, k, val, &b->ro, e);
+	case K_ENGINE:
+		ret = device_opt_word(o, "engine", val, blk_engine_names, BLK_ENGINE_N,
+				      "uring or sync", &w, e);
+		b->engine = (enum blk_engine)w;
+		return ret;
+	default: /* K_QUEUES, K_NUM_QUEUES */
+		ret = device_opt_uint(o, k, val, 1, VIRTIO_BLK_MAX_QUEUES, "1 to 8", &v, e);
+		b->queues = (uint16_t)v;
+		return ret;
+	}
+}
+
+static int blk_check(struct device_opts *o, struct error *e)
+{
+	const struct virtio_blk_opts *b = &o->spec->blk;
+	if (!b->path[0])
+		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "path=FILE is required");
+	if (access(b->path, b->ro ? R_OK : R_OK | W_OK)) {
+		o->msg = DEVICE_MSG_AS_IS;
+		return error_set(e, -errno, "cannot open disk image '%.200s': %s%s", b->path,
+				 strerror(errno), !b->ro && errno == EACCES ? " (add ,ro for read-only)"
+									    : "");
+	}
+	return 0;
+}
+
+/* A disk without queues= gets one request queue per vCPU, at most VIRTIO_BLK_MAX_QUEUES (as
+ * QEMU since 5.2): each vCPU then submits and completes on its own queue. */
+static void blk_spec_finish(struct vm_device_spec *d, uint32_t ncpus)
+{
+	uint32_t n = ncpus < VIRTIO_BLK_MAX_QUEUES ? ncpus : VIRTIO_BLK_MAX_QUEUES;
+	if (d->blk.queues == 0)
+		d->blk.queues = (uint16_t)(n ? n : 1);
+}
+
+static const char *blk_spec_print(const struct vm_device_spec *d, json_t *o)
+{
+	const char *engine = blk_engine_names[d->blk.engine];
+	if (json_object_set_new(o, "path", json_string(d->blk.path)))
+		return "path";
+	json_object_set_new(o, "ro", json_boolean(d->blk.ro));
+	json_object_set_new(o, "queues", json_integer(d->blk.queues));
+	json_object_set_new(o, "engine", engine ? json_string(engine) : json_null());
+	return NULL;
+}
 
 static void *blk_create(const struct device_env *env, const struct vm_device_spec *spec,
 			unsigned index, struct virtio_pci **pci, struct error *err)
@@ -91,6 +176,18 @@ static int blk_host_event(void *dev, unsigned ev)
 
 const struct device_type blk_device_type = {
 	.name = "blk",
+	.usage = "add a virtio-blk disk; OPTS: path=FILE (raw image, a multiple of\n"
+		 "                     512 bytes) and optionally ro (or readonly=on|off), queues=N\n"
+		 "                     (1-8, default one per vCPU; or num_queues=N), engine=uring|sync\n"
+		 "                     (default: uring if available), bps=SIZE, ops=N and every\n"
+		 "                     device's keys (below)\n",
+	.keys = blk_keys,
+	.rate_limit = true,
+	.spec_init = blk_spec_init,
+	.spec_set = blk_set,
+	.spec_check = blk_check,
+	.spec_finish = blk_spec_finish,
+	.spec_print = blk_spec_print,
 	.create = blk_create,
 	.destroy = blk_destroy,
 	.print_stats = blk_print,

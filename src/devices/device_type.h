@@ -1,4 +1,4 @@
-/* Device types: one ops entry per kind of virtio device (build, tear down, count, host events), in one table. */
+/* Device types: one ops entry per kind of virtio device (its options, build, tear down, count, host events), in one table. */
 #ifndef MSIVM_DEVICES_DEVICE_TYPE_H
 #define MSIVM_DEVICES_DEVICE_TYPE_H
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "bus/bus.h"
+#include "devices/device_opts.h"
 #include "devices/rate_limiter.h"
 #include "devices/virtio_blk.h"
 #include "devices/virtio_console.h"
@@ -18,8 +19,20 @@
 #include "core/evloop.h"
 #include "core/guest_mem.h"
 
-/* The kinds, in the order their devices take PCI slots. */
-enum vm_device_type { VM_DEV_RNG, VM_DEV_BLK, VM_DEV_CONSOLE, VM_DEV_NET, VM_DEV_NTYPES };
+/*
+ * The device types, in the order their devices take PCI slots: X(enum value, entry, option).
+ * The option is `msivm run --OPTION` and the config file's key. Adding a device type is its
+ * files (the device, and an entry `const struct device_type NAME`) plus one line here.
+ */
+#define DEVICE_TYPES(X)                                   \
+	X(VM_DEV_RNG, rng_device_type, "rng")             \
+	X(VM_DEV_BLK, blk_device_type, "disk")            \
+	X(VM_DEV_CONSOLE, console_device_type, "console") \
+	X(VM_DEV_NET, net_device_type, "net")
+
+#define DEVICE_TYPE_ENUM(e, entry, option) e,
+enum vm_device_type { DEVICE_TYPES(DEVICE_TYPE_ENUM) VM_DEV_NTYPES };
+#undef DEVICE_TYPE_ENUM
 
 /* One --rng/--disk/--console/--net option as parsed; only the part of its type is used. */
 struct vm_device_spec {
@@ -50,6 +63,25 @@ struct device_env {
 
 struct device_type {
 	const char *name;             /* "rng", "blk", ...: the stats JSON "type" */
+	/* ---- its options (--OPTION key=value,... and the config file's objects) ---- */
+	const char *usage;            /* its lines of --help, after "  --OPTION OPTS " */
+	const struct device_key *keys; /* its own keys, up to one with a NULL name */
+	bool rate_limit;              /* takes bps= and ops= */
+	/* Sets its defaults in spec (type and transport defaults are set). NULL: none. */
+	void (*spec_init)(struct vm_device_spec *spec);
+	/* Reads key k's value (NULL: the key alone) into o->spec. Returns 0, or -EINVAL with a
+	 * message and o->msg saying how to word it. NULL: the type has no keys of its own. */
+	int (*spec_set)(struct device_opts *o, const struct device_key *k, const char *val,
+			struct error *err);
+	/* Checks what needs several keys once all are read. Returns 0 or -errno as spec_set.
+	 * NULL: nothing to check. */
+	int (*spec_check)(struct device_opts *o, struct error *err);
+	/* Completes spec for a VM of `ncpus` vCPUs (defaults that depend on it). NULL: none. */
+	void (*spec_finish)(struct vm_device_spec *spec, uint32_t ncpus);
+	/* Adds its own keys' values to obj, for --print-config (in keys order, each key that
+	 * applies, a default as null). Returns NULL, or the key whose value JSON refused. */
+	const char *(*spec_print)(const struct vm_device_spec *spec, json_t *obj);
+	/* ---- the device ---- */
 	/* Builds device `index` (counted within its type) from spec, with its backend and rate
 	 * limit. Returns it, with *pci its transport, or NULL with a message in *err and nothing
 	 * left open. */
@@ -76,8 +108,12 @@ struct vm_device {
 /* The entry of `t` (every enum vm_device_type has one), or NULL if t is out of range. */
 const struct device_type *device_type_get(enum vm_device_type t);
 
+/* The option of type t ("disk" for VM_DEV_BLK), or NULL if t is out of range. */
+const char *device_type_option(enum vm_device_type t);
+
 /* The types' entries, each in its own file. */
-extern const struct device_type rng_device_type, blk_device_type, console_device_type,
-	net_device_type;
+#define DEVICE_TYPE_EXTERN(e, entry, option) extern const struct device_type entry;
+DEVICE_TYPES(DEVICE_TYPE_EXTERN)
+#undef DEVICE_TYPE_EXTERN
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef MSIVM_DEVICES_VIRTIO_BLK_CONFIG_H
 #define MSIVM_DEVICES_VIRTIO_BLK_CONFIG_H
 
+/* A two-file circle on purpose: the config space reads the device's struct virtio_blk
+ * (virtio_blk.h), and virtio_blk.c uses the limits and helpers declared here. */
 #include "devices/virtio_blk.h"
 
 static inline uint64_t vblk_bit(unsigned n) { return 1ULL << n; }

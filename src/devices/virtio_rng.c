@@ -12,6 +12,7 @@
 #include <openssl/rand.h>
 
 #include "util/log.h"
+#include "util/parse.h"
 #include "virtio/budget.h"
 
 /* Bytes given to one chain at most: the driver takes fewer than it offered
@@ -35,14 +36,14 @@ static uint32_t getrandom_all(uint8_t *p, uint32_t len)
 	return done;
 }
 
+const char *const virtio_rng_source_names[VIRTIO_RNG_NSOURCES] = { "drbg", "getrandom" };
+
 int virtio_rng_source_parse(const char *s, enum virtio_rng_source *out)
 {
-	if (!strcmp(s, "drbg"))
-		*out = VIRTIO_RNG_DRBG;
-	else if (!strcmp(s, "getrandom"))
-		*out = VIRTIO_RNG_GETRANDOM;
-	else
+	unsigned v;
+	if (parse_word(s, virtio_rng_source_names, VIRTIO_RNG_NSOURCES, &v))
 		return -EINVAL;
+	*out = (enum virtio_rng_source)v;
 	return 0;
 }
 

@@ -17,7 +17,11 @@ enum virtio_rng_source {
 	 * kernel's getrandom: about 9x less host CPU per byte than getrandom here. */
 	VIRTIO_RNG_DRBG,
 	VIRTIO_RNG_GETRANDOM, /* the kernel's getrandom for every byte (pooled for small buffers) */
+	VIRTIO_RNG_NSOURCES
 };
+
+/* The spellings, by value: "drbg", "getrandom". */
+extern const char *const virtio_rng_source_names[VIRTIO_RNG_NSOURCES];
 
 /* "drbg" or "getrandom" into *out. Returns 0 or -EINVAL. */
 int virtio_rng_source_parse(const char *s, enum virtio_rng_source *out);

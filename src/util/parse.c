@@ -3,6 +3,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 /* Reads leading decimal digits; returns the number of digits or -ERANGE. */
@@ -57,4 +59,33 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int parse_word(const char *s, const char *const *names, size_t n, unsigned *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (names[i] && !strcmp(s, names[i])) {
+			*out = (unsigned)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *size_text(uint64_t v, char buf[SIZE_TEXT_MAX])
+{
+	static const char suffix[] = "KMGT";
+	int shift = -1;
+	for (int i = 3; i >= 0 && v; i--) {
+		if (!(v & ((1ULL << (10 * (i + 1))) - 1))) {
+			shift = i;
+			break;
+		}
+	}
+	if (shift < 0)
+		snprintf(buf, SIZE_TEXT_MAX, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, SIZE_TEXT_MAX, "%llu%c", (unsigned long long)(v >> (10 * (shift + 1))),
+			 suffix[shift]);
+	return buf;
 }

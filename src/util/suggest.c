@@ -2,6 +2,7 @@
 #include "util/suggest.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #define SUGGEST_MAX_LEN 64
@@ -51,4 +52,15 @@ const char *suggest_nearest(const char *word, const char *const *names, size_t n
 		}
 	}
 	return best;
+}
+
+const char *suggest_hint(const char *word, const char *const *names, size_t n,
+			 const char *prefix, char *buf, size_t len)
+{
+	const char *best = suggest_nearest(word, names, n);
+	if (best)
+		snprintf(buf, len, "; did you mean %s%s?", prefix, best);
+	else if (len)
+		buf[0] = 0;
+	return buf;
 }

@@ -16,4 +16,9 @@ unsigned suggest_distance(const char *a, const char *b);
  * earlier name. */
 const char *suggest_nearest(const char *word, const char *const *names, size_t n);
 
+/* Writes "; did you mean PREFIXNAME?" (prefix such as "--") into buf when one of
+ * names[0..n) (NULL entries skipped) is close to word, else "". Returns buf. */
+const char *suggest_hint(const char *word, const char *const *names, size_t n,
+			 const char *prefix, char *buf, size_t len);
+
 #endif

@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+/* A two-file circle on purpose: this half handles the common-config registers of the
+ * transport's struct virtio_pci (virtio_pci.h), and virtio_pci.c routes BAR accesses here; the
+ * struct stays one, so neither half can sit below the other. */
 #include "virtio/virtio_pci.h"
 
 /* Register offsets in struct virtio_pci_common_cfg (virtio 1.x 4.1.4.3). */

@@ -8,7 +8,7 @@
 
 #include "arch/x86/layout.h"
 #include "devices/device_type.h"
-#include "vmm/vm.h"
+#include "vmm/vm_state.h"
 
 /* Places every BAR of `f` in the window, naturally aligned, as firmware would. */
 static int assign_bars(struct vm *vm, struct pci_func *f, struct error *err)

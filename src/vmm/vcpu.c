@@ -15,8 +15,8 @@
 #include "util/log.h"
 #include "vmm/kvm_stats.h"
 #include "vmm/seccomp.h"
-#include "vmm/vm.h"
-#include "vmm/vm_control.h"
+#include "vmm/vm_state.h"
+#include "vmm/vm_stop.h"
 
 int vcpu_create(struct vcpu *cpu, struct vm *vm, uint32_t id, struct error *err)
 {
@@ -172,6 +172,28 @@ static bool eagain_is_stuck(struct eagain_streak *s)
 	return ++s->count >= EAGAIN_STUCK_COUNT;
 }
 
+
+/* Before each KVM_RUN: while the VM is paused (vm_control.c's vm_pause kicked this vCPU out of
+ * KVM_RUN), parks the thread until resumed or the VM ends. Returns true when it parked. */
+static bool park_while_paused(struct vm *vm, struct vcpu *cpu)
+{
+	if (!atomic_load(&vm->paused))
+		return false;
+	pthread_mutex_lock(&vm->pause_lock);
+	vm->parked++;
+	pthread_cond_broadcast(&vm->pause_cond);
+	/* A stop does not signal the condition: look at vm->end every 100 ms. */
+	while (atomic_load(&vm->paused) && atomic_load(&vm->end) == VM_RUNNING) {
+		struct timespec t = clock_deadline_ms(100);
+		pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &t);
+	}
+	vm->parked--;
+	pthread_mutex_unlock(&vm->pause_lock);
+	/* The kick that parked it set immediate_exit; a stop checks vm->end first. */
+	__atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+	return true;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *cpu = arg;
@@ -189,7 +211,7 @@ static void *vcpu_thread(void *arg)
 
 	struct eagain_streak streak = { 0, 0 };
 	while (atomic_load(&vm->end) == VM_RUNNING) {
-		if (vm_pause_point(vm, cpu))
+		if (park_while_paused(vm, cpu))
 			continue;
 		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || (errno == EAGAIN && !eagain_is_stuck(&streak)))

@@ -60,31 +60,6 @@ int vm_signals_init(void)
 	return sigaction(SIGUSR1, &sa, NULL) ? -errno : 0;
 }
 
-void vm_request_stop_reason(struct vm *vm, enum vm_end why, int status, const char *reason)
-{
-	int expected = VM_RUNNING;
-	if (!atomic_compare_exchange_strong(&vm->end, &expected, (int)why))
-		return;
-	vm->exit_status = status;
-	vm->end_reason = reason;
-	uint64_t one = 1;
-	if (write(vm->stop_fd, &one, sizeof(one)) != sizeof(one))
-		log_err("cannot wake the event loop: %s", strerror(errno));
-}
-
-void vm_operator_stop(struct vm *vm, int status, bool hard, const char *reason)
-{
-	if (vm->cfg.operator_stop)
-		atomic_store(vm->cfg.operator_stop, status + 1);
-	if (hard)
-		vm_request_stop_reason(vm, VM_END_SIGNAL, status, reason);
-}
-
-void vm_request_stop(struct vm *vm, enum vm_end why, int status)
-{
-	vm_request_stop_reason(vm, why, status, NULL);
-}
-
 static void on_stop_fd(void *opaque, uint32_t events)
 {
 	struct vm *vm = opaque;
@@ -93,13 +68,6 @@ static void on_stop_fd(void *opaque, uint32_t events)
 		log_warn("stop eventfd: %s", strerror(errno));
 }
 
-void vm_post_host_event(struct vm *vm, unsigned ev)
-{
-	atomic_fetch_or(&vm->host_events, ev);
-	uint64_t one = 1;
-	if (write(vm->host_event_fd, &one, sizeof(one)) != sizeof(one))
-		log_warn("cannot wake the event loop: %s", strerror(errno));
-}
 
 /* SIGINT/SIGTERM: the first presses the guest's power button when the guest
  * listens for it and a grace period is set, and returns the poll timeout

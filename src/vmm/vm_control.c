@@ -1,12 +1,13 @@
-/* VM control: pause (vCPUs parked on a condition variable outside KVM_RUN), resume, power button. */
+/* VM control: pause (vCPUs kicked out of KVM_RUN park on a condition variable: vcpu.c), resume, power button. */
 #include "vmm/vm_control.h"
 
 #include <errno.h>
 #include <time.h>
 
 #include "devices/power_button.h"
+#include "util/clock.h"
 #include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm_state.h"
 
 #define PAUSE_WAIT_S 5
 
@@ -37,19 +38,6 @@ void vm_control_destroy(struct vm *vm)
 	vm->pause_ready = false;
 }
 
-static struct timespec deadline_in(long ms)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 static bool ending(struct vm *vm)
 {
 	return atomic_load(&vm->end) != VM_RUNNING;
@@ -68,7 +56,7 @@ int vm_pause(struct vm *vm, struct error *err)
 	pthread_mutex_unlock(&vm->pause_lock);
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
-	struct timespec until = deadline_in(PAUSE_WAIT_S * 1000L);
+	struct timespec until = clock_deadline_ms(PAUSE_WAIT_S * 1000L);
 	int ret = 0;
 	pthread_mutex_lock(&vm->pause_lock);
 	while (vm->parked < vm->ncpus && !ending(vm) && ret != ETIMEDOUT)
@@ -93,25 +81,6 @@ int vm_resume(struct vm *vm)
 bool vm_is_paused(struct vm *vm)
 {
 	return atomic_load(&vm->paused);
-}
-
-bool vm_pause_point(struct vm *vm, struct vcpu *cpu)
-{
-	if (!atomic_load(&vm->paused))
-		return false;
-	pthread_mutex_lock(&vm->pause_lock);
-	vm->parked++;
-	pthread_cond_broadcast(&vm->pause_cond);
-	/* A stop does not signal the condition: look at vm->end every 100 ms. */
-	while (atomic_load(&vm->paused) && !ending(vm)) {
-		struct timespec t = deadline_in(100);
-		pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &t);
-	}
-	vm->parked--;
-	pthread_mutex_unlock(&vm->pause_lock);
-	/* The kick that parked it set immediate_exit; a stop checks vm->end first. */
-	__atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
-	return true;
 }
 
 int vm_power_button(struct vm *vm)

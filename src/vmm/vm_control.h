@@ -29,10 +29,6 @@ int vm_resume(struct vm *vm);
 /* True while the VM is paused. */
 bool vm_is_paused(struct vm *vm);
 
-/* Called by a vCPU thread before each KVM_RUN: parks it while the VM is
- * paused (until resumed or the VM ends). Returns true when it parked. */
-bool vm_pause_point(struct vm *vm, struct vcpu *cpu);
-
 /* Presses the guest's ACPI power button if the guest listens for it.
  * Returns 1 pressed, 0 the guest does not listen (nothing done), -errno. */
 int vm_power_button(struct vm *vm);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm_state.h"
 #include "vmm/vm_stats.h"
 
 #define PAGE 4096u

@@ -8,7 +8,7 @@
 
 #include "vmm/kvm_stats.h"
 #include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm_state.h"
 
 static void collect_exits(struct vm *vm, struct kvm_stats *st)
 {

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "backends/blk_backend.h"
 #include "backends/net_backend.h"
 #include "config/config_cli.h"
+#include "config/config_devices.h"
 #include "config/config_json.h"
 #include "config/config_names.h"
 #include "config/config_print.h"
@@ -200,38 +202,97 @@ static void test_print_lists_every_key_in_table_order(void **state)
 	}
 AS_UNSIGNED(irq_mode_parse, enum irq_mode)
 AS_UNSIGNED(irq_path_parse, enum irq_path)
+AS_UNSIGNED(seccomp_mode_parse, enum seccomp_mode)
+AS_UNSIGNED(log_level_parse, enum log_level)
 AS_UNSIGNED(blk_engine_parse, enum blk_engine)
 AS_UNSIGNED(net_be_kind_parse, enum net_be_kind)
 AS_UNSIGNED(net_peer_mode_parse, enum net_peer_mode)
-AS_UNSIGNED(seccomp_mode_parse, enum seccomp_mode)
-AS_UNSIGNED(log_level_parse, enum log_level)
 AS_UNSIGNED(virtio_rng_source_parse, enum virtio_rng_source)
 
+/* Every spelling parses to its own value: the configuration's tables (msivm's and the
+ * transport's enumerations) and the device modules' (engine, backend, peer, rng source). */
 static void test_enum_names_parse_to_their_values(void **state)
 {
 	static const struct {
 		enum config_enum which;
 		int (*parse)(const char *s, unsigned *v);
-		unsigned first; /* the engine's 0 (auto) has no spelling */
 	} enums[] = {
-		{ CONFIG_E_IRQ, irq_mode_parse_u, 0 },
-		{ CONFIG_E_IRQPATH, irq_path_parse_u, 0 },
-		{ CONFIG_E_ENGINE, blk_engine_parse_u, 1 },
-		{ CONFIG_E_BACKEND, net_be_kind_parse_u, 0 },
-		{ CONFIG_E_PEER, net_peer_mode_parse_u, 0 },
-		{ CONFIG_E_SECCOMP, seccomp_mode_parse_u, 0 },
-		{ CONFIG_E_LOG_LEVEL, log_level_parse_u, 0 },
-		{ CONFIG_E_RNG_SOURCE, virtio_rng_source_parse_u, 0 },
+		{ CONFIG_E_IRQ, irq_mode_parse_u },
+		{ CONFIG_E_IRQPATH, irq_path_parse_u },
+		{ CONFIG_E_SECCOMP, seccomp_mode_parse_u },
+		{ CONFIG_E_LOG_LEVEL, log_level_parse_u },
 	};
 	for (size_t e = 0; e < sizeof(enums) / sizeof(enums[0]); e++) {
 		const char *s;
-		unsigned i = enums[e].first, v = ~0u;
+		unsigned i = 0, v = ~0u;
 		for (; (s = config_enum_name(enums[e].which, i)); i++) {
 			if (enums[e].parse(s, &v) || v != i)
 				fail_msg("'%s' parses to %u, not %u", s, v, i);
 		}
 		assert_true(i >= 2);
 	}
+	static const struct {
+		const char *const *names;
+		unsigned n;
+		int (*parse)(const char *s, unsigned *v);
+	} mods[] = {
+		{ blk_engine_names, BLK_ENGINE_N, blk_engine_parse_u },
+		{ net_be_kind_names, NET_BE_NKINDS, net_be_kind_parse_u },
+		{ net_peer_mode_names, NET_PEER_NMODES, net_peer_mode_parse_u },
+		{ virtio_rng_source_names, VIRTIO_RNG_NSOURCES, virtio_rng_source_parse_u },
+	};
+	for (size_t m = 0; m < sizeof(mods) / sizeof(mods[0]); m++) {
+		unsigned named = 0, v = ~0u;
+		for (unsigned i = 0; i < mods[m].n; i++) {
+			if (!mods[m].names[i])
+				continue;
+			named++;
+			if (mods[m].parse(mods[m].names[i], &v) || v != i)
+				fail_msg("'%s' parses to %u, not %u", mods[m].names[i], v, i);
+		}
+		assert_true(named >= 2);
+		assert_int_equal(mods[m].parse("no-such-word", &v), -EINVAL);
+	}
+}
+
+/* Each device type's option takes the transport's keys (coalesce= read as the transport's
+ * on-off-or-number: no type shadows it), bps=/ops= only where the type is rate limited, its own
+ * keys with the kinds its entry gives, and no key that only another type has. */
+static void test_device_keys_come_from_the_type_table(void **state)
+{
+	(void)state;
+	struct vm_config *vm = calloc(1, sizeof(*vm));
+	assert_non_null(vm);
+	for (int t = 0; t < VM_DEV_NTYPES; t++) {
+		const struct device_type *type = device_type_get((enum vm_device_type)t);
+		struct config_dev p;
+		struct error e;
+		enum config_kind kind;
+		vm->ndevices = 0;
+		assert_int_equal(config_dev_begin(vm, (enum vm_device_type)t, "--x", NULL, &p, &e), 0);
+		assert_int_equal(config_dev_kind(&p, "coalesce", &kind, &e), 0);
+		assert_int_equal(kind, CONFIG_UINT_WORD);
+		assert_int_equal(config_dev_kind(&p, "irq", &kind, &e), 0);
+		assert_int_equal(config_dev_kind(&p, "bps", &kind, &e), type->rate_limit ? 0 : -EINVAL);
+		for (const struct device_key *k = type->keys; k && k->name; k++) {
+			assert_int_equal(config_dev_kind(&p, k->name, &kind, &e), 0);
+			assert_int_equal(kind, k->kind == DEVICE_KEY_UINT ? CONFIG_UINT
+					 : k->kind == DEVICE_KEY_SIZE ? CONFIG_SIZE
+					 : k->kind == DEVICE_KEY_FLAG ? CONFIG_FLAG : CONFIG_STRING);
+		}
+		for (int u = 0; u < VM_DEV_NTYPES; u++) {
+			const struct device_type *other = device_type_get((enum vm_device_type)u);
+			for (const struct device_key *k = other->keys; u != t && k && k->name; k++) {
+				bool mine = false;
+				for (const struct device_key *j = type->keys; j && j->name; j++)
+					mine |= !strcmp(j->name, k->name);
+				if (!mine && config_dev_kind(&p, k->name, &kind, &e) != -EINVAL)
+					fail_msg("--%s takes %s's key %s", device_type_option((enum vm_device_type)t),
+						 device_type_option((enum vm_device_type)u), k->name);
+			}
+		}
+	}
+	free(vm);
 }
 
 /* A command line and a file that mean the same. */
@@ -418,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_option_table_and_file_keys_agree),
 		cmocka_unit_test(test_print_lists_every_key_in_table_order),
 		cmocka_unit_test(test_enum_names_parse_to_their_values),
+		cmocka_unit_test(test_device_keys_come_from_the_type_table),
 		cmocka_unit_test(test_file_and_command_line_print_alike),
 		cmocka_unit_test(test_command_line_adds_to_and_overrides_the_file),
 		cmocka_unit_test(test_aliases),

@@ -36,6 +36,33 @@ static void test_every_type_has_a_full_entry(void **state)
 	assert_string_equal(device_type_get(VM_DEV_NET)->name, "net");
 }
 
+/* Every type's options come from its entry: an option name and --help text, and keys with
+ * distinct names and ids below 32 (its `seen` bits) that its spec_set reads. */
+static void test_every_type_describes_its_options(void **state)
+{
+	(void)state;
+	for (int t = 0; t < VM_DEV_NTYPES; t++) {
+		const struct device_type *d = device_type_get((enum vm_device_type)t);
+		const char *opt = device_type_option((enum vm_device_type)t);
+		assert_non_null(opt);
+		assert_non_null(d->usage);
+		assert_non_null(strstr(d->usage, "\n"));
+		for (int u = 0; u < t; u++)
+			assert_string_not_equal(opt, device_type_option((enum vm_device_type)u));
+		uint32_t ids = 0;
+		for (const struct device_key *k = d->keys; k && k->name; k++) {
+			assert_non_null(d->spec_set);
+			assert_true(k->id < 32);
+			assert_false(ids & (1u << k->id));
+			ids |= 1u << k->id;
+			for (const struct device_key *j = d->keys; j != k; j++)
+				assert_string_not_equal(j->name, k->name);
+		}
+	}
+	assert_string_equal(device_type_option(VM_DEV_BLK), "disk");
+	assert_null(device_type_option(VM_DEV_NTYPES));
+}
+
 /* Through the table alone: an rng device is built (named by its per-type index, its transport
  * returned), prints its --stats line and JSON counters, ignores host events, and is released. */
 static void test_rng_through_the_table(void **state)
@@ -96,6 +123,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type_has_a_full_entry),
+		cmocka_unit_test(test_every_type_describes_its_options),
 		cmocka_unit_test(test_rng_through_the_table),
 		cmocka_unit_test(test_failed_create_says_why),
 	};
