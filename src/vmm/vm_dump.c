@@ -26,6 +26,25 @@ struct msivm_sregs {
 	uint64_t cr0, cr2, cr3, cr4, efer;
 };
 
+/* QEMU's per-CPU note ("QEMU", type 0, version 1), as `dump-guest-memory` writes it: the
+ * `crash` utility finds a KASLR kernel's offset from its IDTR and CR3 (no VMCOREINFO needed). */
+struct qemu_seg {
+	uint32_t selector, limit, flags, pad;
+	uint64_t base;
+};
+
+struct qemu_cpu_state {
+	uint32_t version, size;
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp;
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rip, rflags;
+	struct qemu_seg cs, ds, es, fs, gs, ss, ldt, tr, gdt, idt;
+	uint64_t cr[5];
+	uint64_t kernel_gs_base;
+};
+
+#define MSR_KERNEL_GS_BASE 0xc0000102u
+
 static size_t align4(size_t n) { return (n + 3) & ~(size_t)3; }
 
 /* Appends one ELF note (name, type, desc) at buf + *off; the caller sized buf. */
@@ -47,8 +66,44 @@ static size_t note_size(const char *name, size_t len)
 	return sizeof(Elf64_Nhdr) + align4(strlen(name) + 1) + align4(len);
 }
 
-/* vCPU i's registers as the kernel's core files carry them. */
-static int vcpu_notes(const struct vcpu *c, struct elf_prstatus *ps, struct msivm_sregs *sr)
+/* A segment as QEMU's note has it: the descriptor's attribute bits 8-23 in `flags`. */
+static struct qemu_seg qseg(const struct kvm_segment *s)
+{
+	uint32_t f = (uint32_t)s->type << 8 | (uint32_t)s->s << 12 | (uint32_t)s->dpl << 13 |
+		     (uint32_t)s->present << 15 | (uint32_t)s->avl << 20 | (uint32_t)s->l << 21 |
+		     (uint32_t)s->db << 22 | (uint32_t)s->g << 23;
+	return (struct qemu_seg){ .selector = s->selector, .limit = s->limit, .flags = f,
+				  .base = s->base };
+}
+
+static struct qemu_seg qtable(const struct kvm_dtable *t)
+{
+	return (struct qemu_seg){ .limit = t->limit, .base = t->base };
+}
+
+static void qemu_state(const struct vcpu *c, const struct kvm_regs *r, const struct kvm_sregs *s,
+		       struct qemu_cpu_state *q)
+{
+	struct { struct kvm_msrs h; struct kvm_msr_entry e; } m = { .h.nmsrs = 1,
+		.e.index = MSR_KERNEL_GS_BASE };
+	if (ioctl(c->fd, KVM_GET_MSRS, &m) != 1)
+		m.e.data = 0;
+	*q = (struct qemu_cpu_state){
+		.version = 1, .size = sizeof(*q),
+		.rax = r->rax, .rbx = r->rbx, .rcx = r->rcx, .rdx = r->rdx, .rsi = r->rsi,
+		.rdi = r->rdi, .rsp = r->rsp, .rbp = r->rbp, .r8 = r->r8, .r9 = r->r9,
+		.r10 = r->r10, .r11 = r->r11, .r12 = r->r12, .r13 = r->r13, .r14 = r->r14,
+		.r15 = r->r15, .rip = r->rip, .rflags = r->rflags,
+		.cs = qseg(&s->cs), .ds = qseg(&s->ds), .es = qseg(&s->es), .fs = qseg(&s->fs),
+		.gs = qseg(&s->gs), .ss = qseg(&s->ss), .ldt = qseg(&s->ldt), .tr = qseg(&s->tr),
+		.gdt = qtable(&s->gdt), .idt = qtable(&s->idt),
+		.cr = { s->cr0, 0, s->cr2, s->cr3, s->cr4 }, .kernel_gs_base = m.e.data,
+	};
+}
+
+/* vCPU i's registers as the kernel's core files carry them, and as QEMU's note does. */
+static int vcpu_notes(const struct vcpu *c, struct elf_prstatus *ps, struct msivm_sregs *sr,
+		      struct qemu_cpu_state *q)
 {
 	struct kvm_regs r;
 	struct kvm_sregs s;
@@ -66,6 +121,7 @@ static int vcpu_notes(const struct vcpu *c, struct elf_prstatus *ps, struct msiv
 		.ds = s.ds.selector, .es = s.es.selector, .fs = s.fs.selector, .gs = s.gs.selector,
 	};
 	*sr = (struct msivm_sregs){ s.cr0, s.cr2, s.cr3, s.cr4, s.efer };
+	qemu_state(c, &r, &s, q);
 	return 0;
 }
 
@@ -98,7 +154,8 @@ static int write_core(struct vm *vm, int fd)
 {
 	const struct guest_mem *gm = &vm->mem;
 	size_t notes = vm->ncpus * (note_size("CORE", sizeof(struct elf_prstatus)) +
-				    note_size("MSIVM", sizeof(struct msivm_sregs)));
+				    note_size("MSIVM", sizeof(struct msivm_sregs)) +
+				    note_size("QEMU", sizeof(struct qemu_cpu_state)));
 	uint16_t phnum = (uint16_t)(1 + gm->nregions);
 	size_t hdrs = sizeof(Elf64_Ehdr) + phnum * sizeof(Elf64_Phdr);
 	uint8_t *head = calloc(1, hdrs + notes);
@@ -122,9 +179,11 @@ static int write_core(struct vm *vm, int fd)
 	for (uint32_t i = 0; i < vm->ncpus && !ret; i++) {
 		struct elf_prstatus ps;
 		struct msivm_sregs sr;
-		if (!(ret = vcpu_notes(&vm->vcpus[i], &ps, &sr))) {
+		struct qemu_cpu_state q;
+		if (!(ret = vcpu_notes(&vm->vcpus[i], &ps, &sr, &q))) {
 			put_note(head, &off, "CORE", NT_PRSTATUS, &ps, sizeof(ps));
 			put_note(head, &off, "MSIVM", NOTE_MSIVM, &sr, sizeof(sr));
+			put_note(head, &off, "QEMU", 0, &q, sizeof(q));
 		}
 	}
 	Elf64_Phdr *ph = (Elf64_Phdr *)(head + sizeof(Elf64_Ehdr));
@@ -132,9 +191,10 @@ static int write_core(struct vm *vm, int fd)
 	uint64_t data = (hdrs + notes + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 	for (uint32_t r = 0; r < gm->nregions; r++) {
 		const struct guest_mem_region *g = &gm->regions[r];
+		/* p_align 0, as kdump's and QEMU's cores: `crash` then reads it as a kdump core */
 		ph[1 + r] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X,
 					  .p_offset = data, .p_vaddr = g->gpa, .p_paddr = g->gpa,
-					  .p_filesz = g->size, .p_memsz = g->size, .p_align = PAGE };
+					  .p_filesz = g->size, .p_memsz = g->size };
 		data += g->size;
 	}
 	if (!ret && pwrite(fd, head, off, 0) != (ssize_t)off)

@@ -11,7 +11,9 @@ struct vm;
  * jail) for a VM whose vCPUs have stopped (after vm_run, before vm_destroy):
  * - STEM.core: an ELF64 core (ET_CORE, EM_X86_64): one NT_PRSTATUS note per vCPU (the general
  *   registers in the kernel's user_regs_struct order, pr_pid = vCPU number + 1), an "MSIVM"
- *   note per vCPU with CR0, CR2, CR3, CR4 and EFER, and one PT_LOAD per RAM region with
+ *   note per vCPU with CR0, CR2, CR3, CR4 and EFER, a "QEMU" note per vCPU in the format of
+ *   QEMU's dump-guest-memory (version 1: registers, segments, GDT/IDT, CRs, KERNEL_GS_BASE;
+ *   what the `crash` utility needs for a KASLR kernel), and one PT_LOAD per RAM region with
  *   p_paddr = p_vaddr = its guest-physical address (identity, as the probe maps it); pages of
  *   zeroes are left as holes, so the file is as sparse as the guest's RAM.
  * - STEM.json: for each device its transport (status, features, ISR, INTx level, MSI-X

@@ -33,14 +33,25 @@ def phdrs(b, e):
 ph = phdrs(core, e)
 notes = [p for p in ph if p[0] == 4]
 loads = [p for p in ph if p[0] == 1]
-off, end, rips = notes[0][2], notes[0][2] + notes[0][5], []
+off, end, rips, cr3s, qemu = notes[0][2], notes[0][2] + notes[0][5], [], [], []
 while off < end:
     nsz, dsz, typ = struct.unpack_from('<III', core, off)
     name = core[off + 12:off + 12 + nsz - 1]
     desc = off + 12 + ((nsz + 3) & ~3)
     if name == b'CORE' and typ == 1:
         rips.append(struct.unpack_from('<Q', core, desc + 112 + 16 * 8)[0])
+    if name == b'MSIVM':
+        cr3s.append(struct.unpack_from('<Q', core, desc + 16)[0])
+    if name == b'QEMU' and typ == 0:
+        # QEMUCPUState version 1: version, size, 16 GPRs, rip (136), rflags, 10 segments, cr[5] (392)
+        ver, size = struct.unpack_from('<II', core, desc)
+        qemu.append((ver, size, dsz, struct.unpack_from('<Q', core, desc + 136)[0],
+                     struct.unpack_from('<Q', core, desc + 392 + 3 * 8)[0]))
     off = desc + ((dsz + 3) & ~3)
+# the QEMU notes (what `crash` reads) agree with the other notes, one per vCPU
+assert [(q[0], q[1], q[2]) for q in qemu] == [(1, 440, 440)] * len(rips), 'QEMU notes: %s' % qemu
+assert [q[3] for q in qemu] == rips and [q[4] for q in qemu] == cr3s, 'QEMU notes disagree'
+assert all(p[7] == 0 for p in loads), 'PT_LOAD p_align is not 0 (crash would not read a kdump core)'
 pe = ehdr(probe)
 text = [p for p in phdrs(probe, pe) if p[0] == 1][0]
 lo, hi = text[4], text[4] + text[5]

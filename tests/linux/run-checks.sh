@@ -22,7 +22,8 @@
 #   LC_SEQMIB (the sequential disk pattern, default LC_MIB), LC_L2EXTRA (appended to the L2 command line),
 #   LC_MSIX_POWER (msix's power sequence, default acpi,kbd,triple,off; the nested L1 drops triple),
 #   LC_LOOPDISK (configurations whose vda is a loop device, default msi), LC_DUMPALL (1: crash
-#   dumps in every msivm configuration; each dump's JSON and the kernel messages in its RAM kept)
+#   dumps in every msivm configuration; each dump's JSON and the kernel messages in its RAM kept),
+#   LC_KEEPCORE (1: the vhost configuration's panic core is kept, gzip'd, as panic.core.gz)
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -349,7 +350,10 @@ panic_check() {
 	size=$([ -n "$core" ] && ls -ln "$core" | awk '{ print $5 }')
 	[ "$bound" = 1 ] && [ $said = 0 ] && [ $seen = 0 ] && [ "$rc" = 126 ] && [ "$typ" = 4 ] &&
 		[ "${notes:-0}" -ge "$cpus" ] && [ "${size:-0}" -ge "$ram" ]
-	cond $? power.panic "pass $i: pvpanic-mmio bound ${bound:-no} QEMU0001 device, kernel panic on the console: $([ $said = 0 ] && echo yes || echo no), msivm saw it: $([ $seen = 0 ] && echo yes || echo no), exit status $rc ($why); dump: $([ -n "$core" ] && echo "$(basename "$core") ELF type ${typ:-?}, ${notes:-0} CORE notes (want $cpus), $size bytes (RAM $ram)" || echo none)"
+	r=$?
+	# LC_KEEPCORE=1: the core leaves L1 with the results (gzip'd), for `crash` on the host
+	[ -n "${LC_KEEPCORE:-}" ] && [ -n "$core" ] && $BB gzip -1 -c "$core" >"$d/panic.core.gz"
+	cond $r power.panic "pass $i: pvpanic-mmio bound ${bound:-no} QEMU0001 device, kernel panic on the console: $([ $said = 0 ] && echo yes || echo no), msivm saw it: $([ $seen = 0 ] && echo yes || echo no), exit status $rc ($why); dump: $([ -n "$core" ] && echo "$(basename "$core") ELF type ${typ:-?}, ${notes:-0} CORE notes (want $cpus), $size bytes (RAM $ram)" || echo none)"
 	rm -rf "$WORK/dump"
 }
 
