@@ -49,14 +49,19 @@ static void unlock(void)
 /* BSP, interrupt context (IF=0, before the EOI): take every completion. */
 static void on_used(struct virtq *vq, void *ctx)
 {
-    uint32_t id, len;
+    uint32_t id, len, popped = 0;
 
     (void)ctx;
     lock();
-    while (virtq_pop_used(vq, &id, &len))
+    while (virtq_pop_used(vq, &id, &len)) {
         __atomic_fetch_add(&done, 1, __ATOMIC_RELEASE);
+        popped++;
+    }
     unlock();
-    if (in_window) {
+    /* Only a completion opens the window: an interrupt with nothing new (PVM delivers each
+     * level-triggered one twice, see docs/linux-guests.md) must not give the AP a command,
+     * or it would overwrite the one the BSP just gave and a request would never be posted. */
+    if (in_window && popped) {
         /* The device completes the AP's next request while this CPU has read ISR and not
          * yet EOIed: the line is still up, so that completion's interrupt must come from
          * the VMM raising the line again after the EOI (KVM's resample). */
