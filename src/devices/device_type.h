@@ -13,6 +13,7 @@
 #include "devices/virtio_console.h"
 #include "devices/virtio_net.h"
 #include "devices/virtio_rng.h"
+#include "devices/virtio_vsock.h"
 #include "irq/gsi_routes.h"
 #include "util/error.h"
 #include "virtio/virtio_pci.h"
@@ -28,7 +29,8 @@
 	X(VM_DEV_RNG, rng_device_type, "rng")             \
 	X(VM_DEV_BLK, blk_device_type, "disk")            \
 	X(VM_DEV_CONSOLE, console_device_type, "console") \
-	X(VM_DEV_NET, net_device_type, "net")
+	X(VM_DEV_NET, net_device_type, "net")            \
+	X(VM_DEV_VSOCK, vsock_device_type, "vsock")
 
 #define DEVICE_TYPE_ENUM(e, entry, option) e,
 enum vm_device_type { DEVICE_TYPES(DEVICE_TYPE_ENUM) VM_DEV_NTYPES };
@@ -41,6 +43,7 @@ struct vm_device_spec {
 	struct virtio_blk_opts blk;   /* VM_DEV_BLK: image path, ro, queues, engine */
 	struct virtio_net_opts net;   /* VM_DEV_NET: backend, MAC, queue pairs, MTU */
 	struct virtio_console_opts console; /* VM_DEV_CONSOLE: output and input files */
+	struct virtio_vsock_opts vsock; /* VM_DEV_VSOCK: guest CID, host unix socket */
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 	enum virtio_rng_source rng_source; /* VM_DEV_RNG: source= (0: the DRBG) */
 	struct rate_limit_opts limit; /* VM_DEV_RNG, _BLK, _NET: bps=, ops= (0: none) */

@@ -42,6 +42,7 @@ static const int runtime_calls[] = {
 	SCMP_SYS(rt_sigtimedwait), SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill), SCMP_SYS(rseq),
 	SCMP_SYS(exit), SCMP_SYS(exit_group),
+	SCMP_SYS(shutdown), /* vsock: the guest's half-close, on the socket it already has */
 	SCMP_SYS(seccomp), /* a thread adds its own, narrower filter (never removes one) */
 };
 
@@ -244,6 +245,15 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 	}
 	if (!ret && kind == SECCOMP_VCPU)
 		ret = allow_ioctls(ctx, vcpu_ioctls, N(vcpu_ioctls));
+	if (!ret && kind == SECCOMP_IO) {
+		/* vsock: host clients accepted on PATH, the guest's connects to PATH_P (unix
+		 * sockets only), both on the I/O thread alone */
+		static const int io_calls[] = { SCMP_SYS(accept4), SCMP_SYS(connect) };
+		ret = allow_calls(ctx, io_calls, N(io_calls));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+					       SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	}
 	if (!ret && kind == SECCOMP_BASELINE) {
 		ret = allow_calls(ctx, setup_calls, N(setup_calls));
 		if (!ret)
