@@ -160,6 +160,10 @@ int vsock_conn_flush(struct vsock_conn *c);
 /* Serves the receive queue: control packets owed, then data (lock held). */
 void vsock_rx_serve(struct virtio_vsock *v);
 
+/* A connection's socket is ready (EPOLLIN/OUT/HUP/ERR in events): the event loop's handler of
+ * its fd (takes the lock). */
+void vsock_conn_event(void *opaque, uint32_t events);
+
 /* The listener: a new unix client (lock held; I/O thread). */
 void vsock_accept(struct virtio_vsock *v);
 

@@ -82,7 +82,6 @@ static uint32_t peer_credit(const struct vsock_conn *c)
 
 /* ---- socket side ---- */
 
-static void on_conn(void *opaque, uint32_t events);
 
 void vsock_conn_watch(struct vsock_conn *c)
 {
@@ -102,7 +101,7 @@ void vsock_conn_watch(struct vsock_conn *c)
 	}
 	if (want == c->watching || !v->loop)
 		return;
-	c->handler = (struct evloop_handler){ on_conn, c };
+	c->handler = (struct evloop_handler){ vsock_conn_event, c };
 	if (c->watching)
 		evloop_del(v->loop, c->fd);
 	c->watching = 0;
@@ -351,7 +350,7 @@ static void handshake(struct vsock_conn *c)
 	vsock_conn_watch(c);
 }
 
-static void on_conn(void *opaque, uint32_t events)
+void vsock_conn_event(void *opaque, uint32_t events)
 {
 	struct vsock_conn *c = opaque;
 	struct virtio_vsock *v = c->dev;
@@ -448,9 +447,11 @@ static uint32_t conn_next(struct vsock_conn *c, uint32_t room)
 		return 0;
 	}
 	if (n <= 0) {
-		/* the host end closed (or failed): the guest hears SHUTDOWN, then RSTs */
+		/* the host end will send no more (a half-close, or a close: then the next send to it
+		 * fails and resets the stream): the guest hears SHUTDOWN SEND, and ends the stream
+		 * with its own SHUTDOWN when it is done */
 		c->host_eof = true;
-		c->shutdown_flags = VSOCK_SHUTDOWN_RCV | VSOCK_SHUTDOWN_SEND;
+		c->shutdown_flags = VSOCK_SHUTDOWN_SEND;
 		h = conn_hdr(c, VSOCK_OP_SHUTDOWN);
 		h.flags = c->shutdown_flags;
 		c->fwd_cnt_told = c->fwd_cnt;
