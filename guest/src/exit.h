@@ -32,6 +32,7 @@
 #define PROBE_EXIT_POWER        23  /* power=: the power-off or reset request had no effect */
 #define PROBE_EXIT_NO_FLOOD     24  /* flood= names a device type with no usable unclaimed function */
 #define PROBE_EXIT_INTX_LOST    25  /* intxstress: a completed request's INTx interrupt never came */
+#define PROBE_EXIT_VSOCK        26  /* vsock=: a stream to or from the host failed */
 
 /*
  * outb(code, DEBUG_EXIT_PORT). If that returns (no debug-exit device), print

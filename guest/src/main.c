@@ -23,6 +23,7 @@
 #include "virtio_blk.h"
 #include "virtio_console.h"
 #include "virtio_net.h"
+#include "virtio_vsock.h"
 #include "virtio_rng.h"
 
 #define RNG_DEFAULT_KIB 64
@@ -69,6 +70,8 @@ static void dump_e820(const struct hvm_start_info *si)
 
 /* First usable function found by pci_enumerate() that `match` accepts and
  * no flood= claimed, or NULL. */
+static unsigned long vsock_port;   /* vsock=PORT: the host port the vsock workload connects to */
+
 static struct pci_dev *find_dev(int ndevs, bool (*match)(const struct pci_dev *d))
 {
     int i;
@@ -98,7 +101,8 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
     struct pci_dev *rng = find_dev(ndevs, virtio_rng_match);
     struct pci_dev *bd = blk ? find_dev(ndevs, virtio_blk_match) : NULL;
     struct pci_dev *nd = net ? find_dev(ndevs, virtio_net_match) : NULL;
-    bool need_lapic = rng || bd || nd || lat->selfipi || (floods && !rc);
+    struct pci_dev *vd = vsock_port ? find_dev(ndevs, virtio_vsock_match) : NULL;
+    bool need_lapic = rng || bd || nd || vd || lat->selfipi || (floods && !rc);
 
     if (rc) {       /* a flood= device is missing: nothing else is driven */
         rng = bd = nd = NULL;
@@ -151,6 +155,12 @@ static int run_devices(unsigned long rng_kib, enum virtio_irq_mode irq_mode,
         rc = net_run(nd, net, irq_mode, &nmode);
         if (!rng && !bd)
             mode = nmode;
+    }
+    if (vsock_port && !vd && !rc) {
+        console_puts("probe: no virtio-vsock device\n");
+        rc = PROBE_EXIT_VSOCK;
+    } else if (vd && !rc) {
+        rc = virtio_vsock_run(vd, vsock_port, irq_mode);
     }
     if (lat->selfipi && !rc)
         rc = lat_run_floor(lat->selfipi, lat->poll);
@@ -303,6 +313,10 @@ void probe_main(const struct hvm_start_info *si)
         probe_exit(PROBE_EXIT_BAD_ARG);
     }
     lab_set_window(labwin);
+    if (cmdline_get_uint(cmdline, "vsock", 0xfffffffful, &vsock_port) < 0) {
+        console_puts("probe: bad vsock value\n");
+        probe_exit(PROBE_EXIT_BAD_ARG);
+    }
     if ((val = cmdline_get(cmdline, "irq", &len)) &&
         virtio_irq_mode_parse(val, len, &irq_mode)) {
         console_puts("probe: bad irq value\n");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: --vsock: the device on the PCI bus, its unix socket made and removed, the option's refusals (the data path is unit-tested and checked with Linux by check-linux).
+# End-to-end: --vsock: the device on the PCI bus, its unix socket made and removed, the probe's streams both ways in MSI-X and INTx, the option's refusals.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -26,6 +26,73 @@ run run --kernel "$PROBE" --vsock "cid=3,path=$sock,backend=vhost"
 expect "backend=vhost says it is not built yet" 125 '' "backend=vhost .* is not built yet"
 run run --kernel "$PROBE" --vsock "cid=3,path=$sock,bakend=unix"
 expect "a misspelt key gets a suggestion" 125 '' "unknown device option 'bakend=unix' for --vsock; did you mean backend\?"
+
+# The probe's streams through the device (vsock=5000): 64 KiB to the host's unix socket PATH_5000,
+# then the host's "CONNECT 52" on PATH and 40000 bytes back, in MSI-X and INTx; each side's FNV-1a
+# of the bytes must match the other's.
+cat >"$TMP/host.py" <<'PY'
+import os, socket, sys, time
+path, out, log = sys.argv[1], sys.argv[2], sys.argv[3]
+def fnv(data):
+    h = 2166136261
+    for x in data:
+        h = ((h ^ x) * 16777619) & 0xffffffff
+    return '%08x' % h
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path + '_5000')
+srv.listen(1)
+srv.settimeout(30)
+c, _ = srv.accept()
+got = b''
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    got += b
+c.close()
+print('host got %d fnv=%s' % (len(got), fnv(got)), flush=True)
+for _ in range(300):  # the probe says when it listens
+    if 'probe: vsock listening 52' in open(log, errors='replace').read():
+        break
+    time.sleep(0.1)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+s.sendall(b'CONNECT 52\n')
+line = b''
+while not line.endswith(b'\n'):
+    b = s.recv(1)
+    if not b:
+        break
+    line += b
+data = bytes((i * 7) & 0xff for i in range(40000))
+s.sendall(data)
+s.shutdown(socket.SHUT_WR)
+s.recv(16)
+print('answer %s sent %d fnv=%s' % (line.decode().strip(), len(data), fnv(data)), flush=True)
+PY
+for mode in msix intx; do
+	rm -f "$sock" "${sock}_5000"
+	: >"$TMP/out"
+	timeout 60 python3 "$TMP/host.py" "$sock" "$TMP/out" "$TMP/out" >"$TMP/host" 2>&1 &
+	hp=$!
+	for _ in $(seq 100); do [ -S "${sock}_5000" ] && break; sleep 0.05; done
+	timeout 60 "$MSIVM" run --kernel "$PROBE" --vsock "cid=9,path=$sock,irq=$mode" --stats \
+		--cmdline "vsock=5000" >"$TMP/out" 2>"$TMP/err"
+	status=$?
+	wait $hp
+	host=$(cat "$TMP/host")
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+	sent=$(sed -n 's/^probe: vsock sent 65536 bytes to port 5000 fnv=\(.*\)/\1/p' <<<"$out")
+	recv=$(sed -n 's/^probe: vsock received 40000 bytes on port 52 fnv=\(.*\)/\1/p' <<<"$out")
+	if [ "$status" = 0 ] && [ -n "$sent" ] && grep -q "host got 65536 fnv=$sent" <<<"$host" &&
+		[ -n "$recv" ] && grep -q "answer OK [0-9]* sent 40000 fnv=$recv" <<<"$host" &&
+		grep -q 'connections 1 from the guest, 1 from the host' <<<"$err"; then
+		pass "irq=$mode: 64 KiB guest -> host port 5000 and 40000 bytes host -> guest port 52, FNV equal both ways"
+	else
+		fail "irq=$mode: streams (host: $(tr '\n' ';' <<<"$host"))"
+	fi
+done
 
 # The configuration file and --print-config know the device.
 run run --kernel "$PROBE" --vsock "cid=7,path=$sock" --print-config
