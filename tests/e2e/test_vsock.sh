@@ -41,7 +41,7 @@ def fnv(data):
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind(path + '_5000')
 srv.listen(1)
-srv.settimeout(30)
+srv.settimeout(float(os.environ.get("E2E_TIMEOUT", "60")))
 c, _ = srv.accept()
 got = b''
 while True:
@@ -51,7 +51,7 @@ while True:
     got += b
 c.close()
 print('host got %d fnv=%s' % (len(got), fnv(got)), flush=True)
-for _ in range(300):  # the probe says when it listens
+for _ in range(1200):  # the probe says when it listens (120 s)
     if 'probe: vsock listening 52' in open(log, errors='replace').read():
         break
     time.sleep(0.1)
@@ -73,10 +73,10 @@ PY
 for mode in msix intx; do
 	rm -f "$sock" "${sock}_5000"
 	: >"$TMP/out"
-	timeout 60 python3 "$TMP/host.py" "$sock" "$TMP/out" "$TMP/out" >"$TMP/host" 2>&1 &
+	timeout $((E2E_TIMEOUT * 2)) python3 "$TMP/host.py" "$sock" "$TMP/out" "$TMP/out" >"$TMP/host" 2>&1 &
 	hp=$!
 	for _ in $(seq 100); do [ -S "${sock}_5000" ] && break; sleep 0.05; done
-	timeout 60 "$MSIVM" run --kernel "$PROBE" --vsock "cid=9,path=$sock,irq=$mode" --stats \
+	timeout $((E2E_TIMEOUT * 2)) "$MSIVM" run --kernel "$PROBE" --vsock "cid=9,path=$sock,irq=$mode" --stats \
 		--cmdline "vsock=5000" >"$TMP/out" 2>"$TMP/err"
 	status=$?
 	wait $hp
