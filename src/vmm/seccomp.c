@@ -52,7 +52,8 @@ static const int setup_calls[] = {
 	SCMP_SYS(openat), SCMP_SYS(open), SCMP_SYS(access), SCMP_SYS(faccessat),
 	SCMP_SYS(faccessat2), SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(flock),
 	SCMP_SYS(ftruncate), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(readlink),
-	SCMP_SYS(bind), SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt),
+	SCMP_SYS(bind), SCMP_SYS(listen), /* vsock's PATH, made again at each boot */
+	SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt),
 	SCMP_SYS(getsockname), SCMP_SYS(eventfd2), SCMP_SYS(epoll_create1),
 	SCMP_SYS(signalfd4), SCMP_SYS(timerfd_create), SCMP_SYS(io_uring_setup),
 	SCMP_SYS(io_uring_register), SCMP_SYS(clone3), SCMP_SYS(clone),

@@ -94,6 +94,27 @@ for mode in msix intx; do
 	fi
 done
 
+# A guest reset rebuilds the device (its socket made again) under the process's seccomp filter.
+rm -f "$sock"
+"$MSIVM" run --kernel "$PROBE" --vsock "cid=3,path=$sock" --cmdline "power=kbd-reset" >"$TMP/out" 2>"$TMP/err" &
+vm=$!
+for _ in $(seq 300); do
+	[ "$(grep -c '^msivm-probe v0:' "$TMP/out")" -ge 3 ] && break
+	kill -0 $vm 2>/dev/null || break
+	sleep 0.1
+done
+kill -TERM $vm 2>/dev/null
+wait $vm
+status=$?
+out=$(cat "$TMP/out")
+err=$(cat "$TMP/err")
+boots=$(grep -c '^msivm-probe v0:' <<<"$out")
+if [ "$status" = 143 ] && [ "$boots" -ge 3 ] && [ ! -e "$sock" ]; then
+	pass "with --vsock the guest reboots in place ($boots boots, the socket made again each time, removed at the end)"
+else
+	fail "with --vsock a reboot: status $status, $boots boots$([ -e "$sock" ] && echo ', the socket left behind')"
+fi
+
 # The configuration file and --print-config know the device.
 run run --kernel "$PROBE" --vsock "cid=7,path=$sock" --print-config
 if jq -e --arg p "$sock" '.vsock[0].cid == 7 and .vsock[0].path == $p and .vsock[0].backend == "unix"' \
