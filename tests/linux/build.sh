@@ -162,6 +162,10 @@ copy_stubbed() {
 	rm -rf "$tmp"
 }
 
+vsk() { # ROOT: the vsock checks' stream ends (tests/linux/vsk.c), static
+	gcc -static -O2 -Wall -Wextra -Werror -o "$1/bin/vsk" "$here/vsk.c" || die "cannot build vsk"
+}
+
 busybox_root() { # ROOT
 	mkdir -p "$1"/{bin,sbin,dev,proc,sys,tmp,etc,usr/bin,usr/sbin}
 	cp /bin/busybox "$1/bin/busybox"
@@ -183,7 +187,10 @@ build_l2() {
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
 	# button + evdev: the ACPI power button as an input device (power=button)
-	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio; do add_module "$root" "$m"; done
+	# vmw_vsock_virtio_transport (with vsock): AF_VSOCK over msivm's --vsock
+	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio \
+		vmw_vsock_virtio_transport; do add_module "$root" "$m"; done
+	vsk "$root"
 	install -m 755 "$here/guest-init" "$root/init"
 	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"
@@ -220,6 +227,7 @@ build_l1() {
 	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration
 	for m in irqbypass kvm kvm-amd tun vhost_net loop virtio_pci virtio_blk; do add_module "$root" "$m"; done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
+	vsk "$root"
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ip)" /usr/sbin/ip
 	copy_with_libs "$root" "$(command -v qemu-system-x86_64)"

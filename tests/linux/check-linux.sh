@@ -141,13 +141,13 @@ newer() { # target sources...: true when target is missing or older than a sourc
 }
 if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 	[ -x build/msivm ] || { say "make"; make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }; }
-	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$top/guest/linux/lab-init" "$here/build.sh"; then
+	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$top/guest/linux/lab-init" "$here/build.sh" "$here/vsk.c"; then
 		say "build L2 guest (Debian cloud kernel + tests/linux/guest-init)"
 		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
 	fi
 	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm "$B/l2/initramfs.cpio.gz" \
-		"$here/l1-init" "$here/run-checks.sh" "$here/checks.list" "$here/build.sh"; then
+		"$here/l1-init" "$here/run-checks.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
 		say "build L1 (Debian cloud kernel, kvm_amd, msivm, QEMU, the L2 guest)"
 		OUT=$B MSIVM=build/msivm "$here/build.sh" l1 2>&1 | tee "$LOGS/build-l1.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building L1 failed"
@@ -187,7 +187,8 @@ run_direct() {
 	rm -f "$f" && mkfifo "$f"
 	show "$LOGS/run-checks.log" <"$f" &
 	local sp=$!
-	LC_OUT=$RES LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_KERNEL=$B/l2/vmlinuz \
+	gcc -static -O2 -o "$B/vsk" "$here/vsk.c" || die "cannot build tests/linux/vsk.c"
+	LC_OUT=$RES LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_KERNEL=$B/l2/vmlinuz LC_VSK=$B/vsk \
 		LC_INITRD=$B/l2/initramfs.cpio.gz LC_BB=/bin/busybox LC_TIMEOUT=$TMO LC_IP=$(command -v ip) \
 		sh "$here/run-checks.sh" "$@" >"$f" 2>&1 &
 	local rp=$!

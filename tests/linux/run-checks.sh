@@ -33,6 +33,7 @@ QEMU_DATA=${LC_QEMU_DATA:-}
 KERNEL=${LC_KERNEL:-/lc/l2-vmlinuz}
 INITRD=${LC_INITRD:-/lc/l2-initramfs.cpio.gz}
 BB=${LC_BB:-busybox}
+VSK=${LC_VSK:-vsk} # tests/linux/vsk.c: the vsock checks' host ends
 IP=${LC_IP:-ip} # iproute2 (busybox's ip has no tuntap; busybox sh prefers its applets, hence a path)
 TAP=${LC_TAP:-lctap0}
 NET=${LC_NET:-10.0.2}
@@ -87,13 +88,15 @@ trap 'cleanup' EXIT
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
 	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api= net=tap dump=
+	vsock=
 	case "$1" in
-	# msix also pauses and resumes the running guest through the API socket
-	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 ;;
+	# msix also pauses and resumes the running guest through the API socket; msix and intx
+	# carry a virtio-vsock device (--vsock: streams both ways through unix sockets)
+	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 vsock=1 ;;
 	# msi, intx and qemu end with the host pressing the guest's power button (msivm: SIGTERM;
 	# QEMU: system_powerdown on its monitor), on which the guest's init powers off.
 	msi) irq=msi expect=intx power=button ;;
-	intx) irq=intx expect=intx power=button ;;
+	intx) irq=intx expect=intx power=button vsock=1 ;;
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 ;;
 	# the NIC's data path in the host kernel (vhost-net on the same tap), otherwise like msix;
 	# a keyboard-controller reboot (msivm rebuilds the NIC: a new vhost-net owner under seccomp),
@@ -171,6 +174,13 @@ prepare_host() {
 	pids="$pids $!"
 	$BB nc -l -p $((PORT + 4)) -e cat "$WORK/tx.bin" </dev/null >>"$d/host.log" 2>&1 &
 	pids="$pids $!"
+	# vsock: the guest's stream to host port 5000 lands at PATH_5000
+	rm -f "$WORK/vsock.sock" "$WORK/vsock.sock_5000" "$d/vsock-tx.bin"
+	vsock_sent=
+	if [ -n "$vsock" ] && [ "$vmm" = msivm ]; then
+		$VSK unix-listen "$WORK/vsock.sock_5000" >"$d/vsock-tx.bin" 2>>"$d/host.log" &
+		pids="$pids $!"
+	fi
 
 }
 
@@ -180,7 +190,7 @@ start_vmm() {
 	cmdline="console=ttyS0 loglevel=5 panic=-1 lc.cfg=$cfg lc.expect=$expect lc.power=$power lc.host=$NET.2"
 	cmdline="$cmdline lc.ip=$NET.15 lc.ports=$PORT,$((PORT + 1)),$((PORT + 2)),$((PORT + 3)),$((PORT + 4))"
 	cmdline="$cmdline lc.mtu=$BIGMTU lc.rxsum=$txsum lc.vda=$((VDA_MIB * 1048576)) lc.vdb=$((VDB_MIB * 1048576))"
-	[ "$vmm" = msivm ] && cmdline="$cmdline lc.topo=$topo lc.hvcin=1"
+	[ "$vmm" = msivm ] && cmdline="$cmdline lc.topo=$topo lc.hvcin=1${vsock:+ lc.vsock=1}"
 	[ -n "$api" ] && cmdline="$cmdline lc.tick=30"
 	cmdline="$cmdline lc.vdbsum=$vdbsum lc.fio=$FIO lc.iperf=$IPERF lc.mib=$MIB lc.seqmib=$SEQMIB${extra:+ $extra}${LC_L2EXTRA:+ $LC_L2EXTRA}"
 	: >"$d/serial.log"
@@ -192,7 +202,8 @@ start_vmm() {
 			--net "backend=$net,ifname=$TAP,mtu=$BIGMTU,irq=$irq" \
 			--console "in=$d/hvc.in,out=$d/hvc.out,irq=$irq" --rng "irq=$irq" --stats ${noreboot:+--no-reboot} \
 			${api:+--api-socket "$WORK/api.sock"} ${dump:+--dump-on-crash "$WORK/dump"} \
-			${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
+			${LC_HIDE:+--cpuid-hide "$LC_HIDE"} \
+			${vsock:+--vsock "cid=3,path=$WORK/vsock.sock,irq=$irq"}
 	else
 		qcpu=host
 		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
@@ -277,6 +288,18 @@ vhost_worker() {
 
 # Follows the VMM started by start_vmm until it exits or its timeout passes (then stops it);
 # sets rc why t_start t_off t_boot1 t_end. Returns 1 when the VMM survived SIGKILL (an L1 fault).
+# The VMM's threads as the host kernel sees them: name, state (R running or runnable, S sleeping),
+# the CPU it last ran on, what it waits in, its system call. Taken before a stuck guest's VMM is
+# stopped: a vCPU thread runnable behind another vCPU's on one L1 CPU is the nested rig's lock-
+# holder stall (docs/linux-guests.md); one asleep in a futex is the VMM's own lock.
+vmm_threads() {
+	local t st
+	for t in /proc/"$vmm_pid"/task/*; do
+		st=$(cat "$t/stat" 2>/dev/null) || continue
+		echo "$(cat "$t/comm" 2>/dev/null) state=$(echo "$st" | awk '{ print $3 }') cpu=$(echo "$st" | awk '{ print $39 }') wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+	done
+}
+
 wait_vmm() {
 	# Live guest verdicts and progress.
 	rm -f "$WORK/live"
@@ -301,12 +324,20 @@ wait_vmm() {
 			! grep -q 'lc: CHECK net.rx-errors' "$d/serial.log"; then
 			vworker=$(vhost_worker)
 		fi
+		# vsock: once the guest listens on port 52, the host connects to it through PATH
+		if [ -n "$vsock" ] && [ -z "$vsock_sent" ] && grep -q 'lc: vsock listening 52' "$d/serial.log"; then
+			vsock_sent=1
+			$VSK unix-connect "$WORK/vsock.sock" 52 <"$WORK/tx.bin" >/dev/null 2>>"$d/host.log" &
+			pids="$pids $!"
+		fi
 		if [ -z "$t_press" ] && grep -q 'lc: power [0-9]* button wait' "$d/serial.log"; then
 			t_press=$(up)
 			press_button
 		fi
 		if awk -v a="$(up)" -v b="$t_start" -v t="$tmo" 'BEGIN { exit !(a - b > t) }'; then
 			why=timeout
+			vmm_threads >"$d/vmm.threads"
+			stage "$cfg: timeout; the VMM's threads: $(tr '\n' ';' <"$d/vmm.threads")"
 			kill -TERM "$vmm_pid" 2>/dev/null
 			sleep 3
 			kill -KILL "$vmm_pid" 2>/dev/null
@@ -428,6 +459,13 @@ run_config() {
 		[ "$h" = "$s" ]
 		cond $? "$p.nc-tx" "host received $(wc -c <"$f" 2>/dev/null || echo 0) bytes, sha256 $(short "$h") (guest sent $(short "$s"), guest nc status $(data "$p.nc-tx.status"))"
 	done
+	if [ -n "$vsock" ] && [ "$vmm" = msivm ]; then
+		s=$(data vsock.tx.sha256)
+		h=$(sha "$d/vsock-tx.bin" 2>/dev/null)
+		[ -n "$s" ] && [ "$h" = "$s" ]
+		cond $? vsock.guest-to-host "the host's PATH_5000 got $(wc -c <"$d/vsock-tx.bin" 2>/dev/null || echo 0) bytes, sha256 $(short "$h") (guest sent $(short "$s"), guest vsk status $(tr -d '\r' <"$d/serial.log" | sed -n 's/.*lc: DATA vsock.tx.status \(.*\)/\1/p' | head -n1))"
+		rm -f "$d/vsock-tx.bin"
+	fi
 	tr -d '\r' <"$d/hvc.out" >"$d/hvc.txt"
 	grep -q "lc-hvc $cfg pass 1" "$d/hvc.txt" && grep -q "lc-hvc $cfg line 19" "$d/hvc.txt"
 	cond $? console.hvc "$(wc -l <"$d/hvc.out") lines in the console file (want 'lc-hvc $cfg pass 1' and 20 workload lines)"
