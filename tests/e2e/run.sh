@@ -11,6 +11,7 @@
 # it did not finish run again in a fresh one, at most E2E_L1_BOOTS boots per group (default 3),
 # each retry printed as "RETRY:"; a suite that failed is never run again.
 # Environment: MSIVM, PROBE (the binaries), E2E_SKIP, E2E_MODE=auto|direct|nested (default auto),
+# (the suites of a nested run see E2E_NESTED=1, for their few wall-clock deadlines)
 # E2E_NAME (names the nested run's directory under build/nested/, default e2e), E2E_GROUPS (nested:
 # "1", "2" or "1 2", the one- and two-vCPU groups to run; tests/e2e/passes.sh runs the two passes'
 # one-vCPU groups side by side, then each two-vCPU group alone).
@@ -91,7 +92,7 @@ elif [ "$mode" = nested ]; then
 		while :; do
 			: >"$shared"
 			echo "e2e: nested host $boot ($smp vCPU$([ "$smp" -gt 1 ] && echo s)) for: $todo"
-			E2E_MODE=direct E2E_RESULTS=$shared E2E_ONLY="$todo" "$top/scripts/nested/run.sh" \
+			E2E_NESTED=1 E2E_MODE=direct E2E_RESULTS=$shared E2E_ONLY="$todo" "$top/scripts/nested/run.sh" \
 				--smp "$smp" --name "$name-smp$smp" -- bash "$here/run.sh"
 			st=$?
 			cat "$shared" >>"$results"
