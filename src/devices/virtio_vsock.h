@@ -52,8 +52,7 @@ struct vsock_hdr {
 #define VC_SEND_REQUEST  1u
 #define VC_SEND_RESPONSE 2u
 #define VC_SEND_CREDIT   4u
-#define VC_SEND_SHUTDOWN 8u
-#define VC_SEND_RST      16u
+#define VC_SEND_RST      8u
 
 enum vsock_state {
 	VC_FREE,
@@ -73,7 +72,6 @@ struct vsock_conn {
 	uint32_t watching;                /* EPOLLIN/EPOLLOUT registered for fd (0: not in the loop) */
 	struct evloop_handler handler;
 	uint32_t owe;                     /* VC_SEND_* */
-	uint32_t shutdown_flags;          /* of the SHUTDOWN owed */
 	/* credit the guest gave: it buffers peer_buf_alloc bytes, consumed peer_fwd_cnt */
 	uint32_t peer_buf_alloc, peer_fwd_cnt;
 	uint32_t tx_cnt;                  /* payload bytes sent to the guest */

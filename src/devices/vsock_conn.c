@@ -37,12 +37,20 @@ static struct vsock_conn *conn_alloc(struct virtio_vsock *v)
 	return NULL;
 }
 
-void vsock_conn_free(struct vsock_conn *c)
+/* Takes c's socket out of the event loop and closes it. */
+static void drop_socket(struct vsock_conn *c)
 {
 	if (c->watching)
 		evloop_del(c->dev->loop, c->fd);
+	c->watching = 0;
 	if (c->fd >= 0)
 		close(c->fd);
+	c->fd = -1;
+}
+
+void vsock_conn_free(struct vsock_conn *c)
+{
+	drop_socket(c);
 	free(c->pend);
 	*c = (struct vsock_conn){ .dev = c->dev, .fd = -1 };
 }
@@ -57,12 +65,7 @@ void vsock_owe_orphan_rst(struct virtio_vsock *v, const struct vsock_hdr *h)
 /* Ends c: the guest gets an RST, the socket is closed now. */
 static void conn_reset(struct vsock_conn *c)
 {
-	if (c->watching)
-		evloop_del(c->dev->loop, c->fd);
-	c->watching = 0;
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	drop_socket(c);
 	c->state = VC_CLOSING;
 	c->owe = VC_SEND_RST;
 }
@@ -81,7 +84,6 @@ static uint32_t peer_credit(const struct vsock_conn *c)
 }
 
 /* ---- socket side ---- */
-
 
 void vsock_conn_watch(struct vsock_conn *c)
 {
@@ -408,26 +410,25 @@ static struct vsock_hdr conn_hdr(const struct vsock_conn *c, uint16_t op)
 				   .buf_alloc = VSOCK_BUF_ALLOC, .fwd_cnt = c->fwd_cnt };
 }
 
+/* The control packets a connection may owe, in the order they go out. */
+static const struct { uint32_t bit; uint16_t op; } owed[] = {
+	{ VC_SEND_RST, VSOCK_OP_RST }, { VC_SEND_REQUEST, VSOCK_OP_REQUEST },
+	{ VC_SEND_RESPONSE, VSOCK_OP_RESPONSE }, { VC_SEND_CREDIT, VSOCK_OP_CREDIT_UPDATE },
+};
+
 /* The next packet c has for the guest, into the popped chain (room: its payload room).
  * Returns the bytes written, 0 if c has nothing now. */
 static uint32_t conn_next(struct vsock_conn *c, uint32_t room)
 {
 	struct virtio_vsock *v = c->dev;
 	struct vsock_hdr h;
-	uint16_t op = c->owe & VC_SEND_RST ? VSOCK_OP_RST
-		      : c->owe & VC_SEND_REQUEST ? VSOCK_OP_REQUEST
-		      : c->owe & VC_SEND_RESPONSE ? VSOCK_OP_RESPONSE
-		      : c->owe & VC_SEND_SHUTDOWN ? VSOCK_OP_SHUTDOWN
-		      : c->owe & VC_SEND_CREDIT ? VSOCK_OP_CREDIT_UPDATE : VSOCK_OP_INVALID;
-	if (op != VSOCK_OP_INVALID) {
-		h = conn_hdr(c, op);
-		if (op == VSOCK_OP_SHUTDOWN)
-			h.flags = c->shutdown_flags;
-		c->owe &= ~(op == VSOCK_OP_RST ? VC_SEND_RST : op == VSOCK_OP_REQUEST ? VC_SEND_REQUEST
-			    : op == VSOCK_OP_RESPONSE ? VC_SEND_RESPONSE
-			    : op == VSOCK_OP_SHUTDOWN ? VC_SEND_SHUTDOWN : VC_SEND_CREDIT);
+	for (size_t i = 0; i < sizeof(owed) / sizeof(owed[0]); i++) {
+		if (!(c->owe & owed[i].bit))
+			continue;
+		c->owe &= ~owed[i].bit;
+		h = conn_hdr(c, owed[i].op);
 		c->fwd_cnt_told = c->fwd_cnt;
-		if (op == VSOCK_OP_RST) {
+		if (owed[i].op == VSOCK_OP_RST) {
 			v->stats.resets++;
 			vsock_conn_free(c);
 		}
@@ -451,9 +452,8 @@ static uint32_t conn_next(struct vsock_conn *c, uint32_t room)
 		 * fails and resets the stream): the guest hears SHUTDOWN SEND, and ends the stream
 		 * with its own SHUTDOWN when it is done */
 		c->host_eof = true;
-		c->shutdown_flags = VSOCK_SHUTDOWN_SEND;
 		h = conn_hdr(c, VSOCK_OP_SHUTDOWN);
-		h.flags = c->shutdown_flags;
+		h.flags = VSOCK_SHUTDOWN_SEND;
 		c->fwd_cnt_told = c->fwd_cnt;
 		return put_packet(v, &h, 0);
 	}
@@ -480,8 +480,8 @@ void vsock_rx_serve(struct virtio_vsock *v)
 	if (!q)
 		return;
 	struct vbudget budget = vbudget_start(VBUDGET_BYTES);
-	bool bad = false, any = true;
-	while (any) {
+	bool bad = false;
+	for (;;) {
 		if (!vbudget_left(&budget)) {
 			virtio_pci_queue_resume(&v->pci, VSOCK_RXQ);
 			break;
@@ -510,7 +510,6 @@ void vsock_rx_serve(struct virtio_vsock *v)
 		}
 		if (!n) {
 			virtq_unpop(q, 1); /* nothing to send: the buffer waits */
-			any = false;
 			break;
 		}
 		virtq_push(q, v->chain.head, n);
