@@ -9,6 +9,7 @@
 #include "backends/net_backend.h"
 #include "devices/rate_limiter.h"
 #include "virtio/virtio_pci.h"
+#include "virtio/vhost_rings.h"
 
 #define VIRTIO_ID_NET 1
 
@@ -130,16 +131,6 @@ struct vnet_bq {
 	struct evloop_handler handler;
 };
 
-/* backend=vhost: one of the two rings (receiveq 0, transmitq 1) vhost-net runs. */
-struct vnet_vhost_ring {
-	struct virtio_net *dev;
-	uint16_t qi;               /* the queue index */
-	int call_fd;               /* vhost signals here when the interrupt is not wired past msivm */
-	struct evloop_handler handler;
-	bool direct;               /* vhost signals the MSI-X vector's irqfd itself */
-	bool started;
-};
-
 struct virtio_net {
 	struct virtio_pci pci;
 	bool pci_ready;            /* virtio_pci_init was called */
@@ -171,10 +162,7 @@ struct virtio_net {
 	struct rate_limiter rx_limiter; /* the same limits for received frames, a bucket of its own */
 	/* backend=vhost (virtio_net_vhost.c): the kernel runs receiveq 0 and transmitq 1. */
 	bool vhost;
-	bool vhost_running;        /* between DRIVER_OK and reset */
-	struct vnet_vhost_ring vhost_ring[2];
-	int vhost_err_fd;          /* vhost reports a malformed ring here */
-	struct evloop_handler vhost_err_handler;
+	struct vhost_rings vh;
 };
 
 /* Creates virtio-net number `index` with o->queues queue pairs over the

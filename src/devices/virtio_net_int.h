@@ -46,7 +46,7 @@ void vnet_tx_process(struct virtio_net *n, uint16_t qi);
 /* Control queue: runs every available command of queue qi (lock held). */
 void vnet_ctrl_process(struct virtio_net *n, uint16_t qi);
 
-/* backend=vhost (virtio_net_vhost.c). init: checks vhost's features, gives it guest memory,
+/* backend=vhost (virtio_net_vhost.c, over virtio/vhost_rings.c). init: checks vhost's features, gives it guest memory,
  * takes the data queues' kicks out of the event loop and watches our call and error eventfds;
  * 0 or -errno with a message. start (DRIVER_OK, lock held): hands the enabled data rings,
  * kicks, interrupts and the tap to vhost; a refusal puts the device into NEEDS_RESET. stop

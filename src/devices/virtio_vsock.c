@@ -1,4 +1,4 @@
-/* virtio-vsock device: config (guest CID), tx queue -> checked packets -> connections, owed packets and socket data -> rx queue. */
+/* virtio-vsock device: config (guest CID), tx queue -> checked packets -> connections, owed packets and socket data -> rx queue (backend=unix); queues to vhost (backend=vhost). */
 #include "devices/virtio_vsock.h"
 
 #include <endian.h>
@@ -131,17 +131,27 @@ static void tx_serve(struct virtio_vsock *v)
 static void vsock_notify(void *opaque, uint16_t qi)
 {
 	struct virtio_vsock *v = opaque;
-	if (qi == VSOCK_TXQ)
+	if (v->vhost && qi != VSOCK_EVQ)
+		vsock_vhost_kick(v, qi);
+	else if (v->vhost)
+		return;
+	else if (qi == VSOCK_TXQ)
 		tx_serve(v);
 	else if (qi == VSOCK_RXQ)
 		vsock_rx_serve(v);
 	/* the event queue's buffers wait: no event is sent (no migration, no transport reset) */
 }
 
+static void vsock_driver_ok(void *opaque)
+{
+	vsock_vhost_start(opaque);
+}
+
 /* Device reset: every connection ends (the driver's sockets were reset with it). */
 static void vsock_reset(void *opaque)
 {
 	struct virtio_vsock *v = opaque;
+	vsock_vhost_stop(v);
 	for (uint32_t i = 0; i < VSOCK_MAX_CONNS; i++)
 		if (v->conns[i].state != VC_FREE)
 			vsock_conn_free(&v->conns[i]);
@@ -151,6 +161,7 @@ static void vsock_reset(void *opaque)
 static const struct virtio_dev_ops vsock_ops = {
 	.config_read = vsock_config_read,
 	.queue_notify = vsock_notify,
+	.driver_ok = vsock_driver_ok,
 	.reset = vsock_reset,
 };
 
@@ -203,14 +214,14 @@ int virtio_vsock_init(struct virtio_vsock *v, unsigned index, const struct virti
 		      struct pci_window window, struct error *err)
 {
 	memset(v, 0, sizeof(*v));
-	v->listen_fd = v->dial_fd = -1;
+	v->listen_fd = v->dial_fd = v->vhost_fd = -1;
 	for (uint32_t i = 0; i < VSOCK_MAX_CONNS; i++)
 		v->conns[i] = (struct vsock_conn){ .dev = v, .fd = -1 };
 	snprintf(v->name, sizeof(v->name), "vsock%u", index);
 	if (o->cid < VSOCK_CID_MIN || o->cid > VSOCK_CID_MAX)
 		return error_set(err, -EINVAL, "%s: cid %llu: use 3 to 4294967294", v->name,
 				 (unsigned long long)o->cid);
-	if (!o->path[0] || strlen(o->path) >= VSOCK_PATH_MAX)
+	if (o->backend == VSOCK_BE_UNIX && (!o->path[0] || strlen(o->path) >= VSOCK_PATH_MAX))
 		return error_set(err, -EINVAL, "%s: path= needs a unix socket path of 1 to %d bytes",
 				 v->name, VSOCK_PATH_MAX - 1);
 	v->cid = o->cid;
@@ -218,7 +229,7 @@ int virtio_vsock_init(struct virtio_vsock *v, unsigned index, const struct virti
 	v->next_host_port = 1u << 30;
 	if (!(v->bounce = malloc(VSOCK_PKT_MAX)))
 		return error_set(err, -ENOMEM, "%s: out of memory", v->name);
-	int ret = bind_path(v, err);
+	int ret = o->backend == VSOCK_BE_VHOST ? vsock_vhost_open(v, err) : bind_path(v, err);
 	if (ret)
 		return ret;
 	struct virtio_dev_info info = {
@@ -232,6 +243,8 @@ int virtio_vsock_init(struct virtio_vsock *v, unsigned index, const struct virti
 	if (ret)
 		return ret;
 	v->loop = loop;
+	if (v->vhost)
+		return vsock_vhost_init(v, mem, err);
 	if (loop) {
 		v->listen_handler = (struct evloop_handler){ on_listen, v };
 		if ((ret = evloop_add(loop, v->listen_fd, EPOLLIN, &v->listen_handler)))
@@ -249,6 +262,7 @@ int virtio_vsock_init(struct virtio_vsock *v, unsigned index, const struct virti
 
 void virtio_vsock_destroy(struct virtio_vsock *v)
 {
+	vsock_vhost_destroy(v); /* before the transport's queues go */
 	for (uint32_t i = 0; i < VSOCK_MAX_CONNS; i++)
 		if (v->conns[i].state != VC_FREE)
 			vsock_conn_free(&v->conns[i]);

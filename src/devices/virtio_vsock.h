@@ -1,10 +1,11 @@
-/* virtio-vsock (hybrid, as Firecracker's): guest stream sockets <-> host unix sockets; CONNECT <port> on PATH reaches the guest, the guest's connects to port P reach PATH_P. */
+/* virtio-vsock: hybrid (as Firecracker's: guest streams <-> host unix sockets, CONNECT <port> on PATH reaches the guest, its connects to port P reach PATH_P) or the kernel's vhost-vsock (the host's AF_VSOCK). */
 #ifndef MSIVM_DEVICES_VIRTIO_VSOCK_H
 #define MSIVM_DEVICES_VIRTIO_VSOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "virtio/vhost_rings.h"
 #include "virtio/virtio_pci.h"
 
 #define VIRTIO_ID_VSOCK          19
@@ -34,10 +35,16 @@ enum vsock_op {
 #define VSOCK_SHUTDOWN_RCV       1u
 #define VSOCK_SHUTDOWN_SEND      2u
 
+enum vsock_backend {
+	VSOCK_BE_UNIX,                    /* msivm's device model, host unix sockets (hybrid) */
+	VSOCK_BE_VHOST,                   /* the kernel's vhost-vsock: the host's AF_VSOCK */
+};
+
 /* One --vsock option. */
 struct virtio_vsock_opts {
 	uint64_t cid;                     /* the guest's context id (cid=) */
-	char path[VSOCK_PATH_MAX];        /* the host's unix socket (path=) */
+	char path[VSOCK_PATH_MAX];        /* the host's unix socket (path=; backend=unix only) */
+	enum vsock_backend backend;
 };
 
 /* A packet header in host order. */
@@ -116,12 +123,18 @@ struct virtio_vsock {
 	uint32_t norphans;
 	struct virtq_chain chain;
 	uint8_t *bounce;                  /* VSOCK_PKT_MAX: packet payloads on their way */
+	/* backend=vhost (vsock_vhost.c): the kernel runs rx and tx; conns[] and PATH stay unused */
+	bool vhost;
+	int vhost_fd;                     /* /dev/vhost-vsock (-1: none) */
+	struct vhost_rings vh;
 	struct ratelimit rl;
 	struct virtio_vsock_stats stats;
 };
 
-/* Creates the device: binds PATH (a new unix socket: refused if PATH exists) and watches it in
- * `loop`. Returns 0 or -errno with a message; virtio_vsock_destroy is safe after a failure. */
+/* Creates the device: backend=unix binds PATH (a new unix socket: refused if PATH exists) and
+ * watches it in `loop`; backend=vhost opens /dev/vhost-vsock and claims the guest's CID on this
+ * host (refused if another VM has it). Returns 0 or -errno with a message; virtio_vsock_destroy
+ * is safe after a failure. */
 int virtio_vsock_init(struct virtio_vsock *v, unsigned index, const struct virtio_vsock_opts *o,
 		      const struct virtio_pci_config *cfg, const struct guest_mem *mem, int vm_fd,
 		      struct gsi_routes *routes, struct evloop *loop, struct bus *mmio,
@@ -134,7 +147,20 @@ void virtio_vsock_destroy(struct virtio_vsock *v);
 void vsock_hdr_decode(const uint8_t *b, struct vsock_hdr *h);
 void vsock_hdr_encode(const struct vsock_hdr *h, uint8_t *b);
 
-/* ---- inside the device (virtio_vsock.c <-> vsock_conn.c) ---- */
+/* ---- inside the device (virtio_vsock.c <-> vsock_conn.c, vsock_vhost.c) ---- */
+
+/* backend=vhost. open (before the transport exists): /dev/vhost-vsock, owner, features, the
+ * guest's CID; init (after it): guest memory and rings 0 (rx) and 1 (tx) to vhost (the event
+ * queue stays with msivm, which sends no event); start (DRIVER_OK, lock held): the rings run, a
+ * refusal puts the device into NEEDS_RESET; stop (reset, lock held): vhost stops touching guest
+ * memory; kick: passes on a kick that came as an MMIO exit; destroy: stop and close. Each
+ * returns 0 or -errno with a message where it returns int. */
+int vsock_vhost_open(struct virtio_vsock *v, struct error *err);
+int vsock_vhost_init(struct virtio_vsock *v, const struct guest_mem *mem, struct error *err);
+void vsock_vhost_start(struct virtio_vsock *v);
+void vsock_vhost_stop(struct virtio_vsock *v);
+void vsock_vhost_kick(struct virtio_vsock *v, uint16_t qi);
+void vsock_vhost_destroy(struct virtio_vsock *v);
 
 /* The connection of (host port, guest port), or NULL. */
 struct vsock_conn *vsock_conn_find(struct virtio_vsock *v, uint32_t host_port, uint32_t guest_port);

@@ -1,4 +1,4 @@
-/* virtio-vsock as a device type: its options (cid=, path=, backend=), the device from its spec, counted for --stats. */
+/* virtio-vsock as a device type: its options (cid=, backend=unix with path=, or backend=vhost), the device from its spec, counted for --stats. */
 #include "devices/device_type.h"
 
 #include <errno.h>
@@ -16,7 +16,7 @@ static const struct device_key vsock_keys[] = {
 	{ NULL, 0, 0 },
 };
 
-static const char *const backends[] = { "unix" };
+static const char *const backends[] = { "unix", "vhost" };
 
 static int vsock_set(struct device_opts *o, const struct device_key *k, const char *val,
 		     struct error *e)
@@ -34,10 +34,11 @@ static int vsock_set(struct device_opts *o, const struct device_key *k, const ch
 		snprintf(v->path, sizeof(v->path), "%s", val);
 		return 0;
 	default: /* K_BACKEND */
-		if (!strcmp(val, "vhost"))
-			return device_opt_refuse(o, DEVICE_MSG_KEY, e, "backend=vhost (the kernel's "
-						 "vhost-vsock) is not built yet: use backend=unix");
-		return device_opt_word(o, "backend", val, backends, 1, "unix", &w, e);
+		int r = device_opt_word(o, "backend", val, backends, 2, "unix or vhost", &w, e);
+		if (r)
+			return r;
+		v->backend = w ? VSOCK_BE_VHOST : VSOCK_BE_UNIX;
+		return 0;
 	}
 }
 
@@ -46,15 +47,23 @@ static int vsock_check(struct device_opts *o, struct error *e)
 	if (!(o->seen & DEVICE_SEEN(K_CID)))
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "cid=N (the guest's context id, 3 "
 					 "or more) is required");
-	if (!(o->seen & DEVICE_SEEN(K_PATH)))
+	bool path = o->seen & DEVICE_SEEN(K_PATH);
+	if (o->spec->vsock.backend == VSOCK_BE_UNIX && !path)
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "path=P (the host's unix socket) is "
-					 "required");
+					 "required with backend=unix");
+	if (o->spec->vsock.backend == VSOCK_BE_VHOST && path)
+		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "path= is for backend=unix: with "
+					 "backend=vhost the host reaches the guest by AF_VSOCK at its cid");
 	return 0;
 }
 
 static const char *vsock_spec_print(const struct vm_device_spec *d, json_t *o)
 {
 	json_object_set_new(o, "cid", json_integer((json_int_t)d->vsock.cid));
+	if (d->vsock.backend == VSOCK_BE_VHOST) {
+		json_object_set_new(o, "backend", json_string("vhost"));
+		return NULL;
+	}
 	if (json_object_set_new(o, "path", json_string(d->vsock.path)))
 		return "path";
 	json_object_set_new(o, "backend", json_string("unix"));
@@ -89,6 +98,12 @@ static void vsock_print(const void *dev, FILE *out)
 {
 	const struct virtio_vsock *v = dev;
 	const struct virtio_vsock_stats *s = &v->stats;
+	if (v->vhost) {
+		fprintf(out, "  %s: cid %" PRIu64 ", vhost-vsock (the kernel moves the data); %" PRIu64
+			" kicks (%" PRIu64 " by MMIO exit)\n", v->name, v->cid, v->pci.stats.kicks,
+			v->pci.stats.kicks_mmio);
+		return;
+	}
 	fprintf(out, "  %s: cid %" PRIu64 ", %s; connections %" PRIu64 " from the guest, %" PRIu64
 		" from the host, %" PRIu64 " refused; %" PRIu64 " bytes to the host, %" PRIu64
 		" to the guest; %" PRIu64 " bad packets, %" PRIu64 " resets sent; %" PRIu64
@@ -102,6 +117,9 @@ static void vsock_json(const void *dev, json_t *dj)
 	const struct virtio_vsock *v = dev;
 	const struct virtio_vsock_stats *s = &v->stats;
 	json_object_set_new(dj, "cid", json_integer((json_int_t)v->cid));
+	json_object_set_new(dj, "backend", json_string(v->vhost ? "vhost" : "unix"));
+	if (v->vhost)
+		return;
 	json_object_set_new(dj, "connections_from_guest", json_integer((json_int_t)s->conns_guest));
 	json_object_set_new(dj, "connections_from_host", json_integer((json_int_t)s->conns_host));
 	json_object_set_new(dj, "refused", json_integer((json_int_t)s->refused));
@@ -113,12 +131,14 @@ static void vsock_json(const void *dev, json_t *dj)
 
 const struct device_type vsock_device_type = {
 	.name = "vsock",
-	.usage = "add a virtio-vsock device (hybrid, as Firecracker's); OPTS:\n"
-		 "                     cid=N (the guest's context id, 3 or more), path=P (a new unix\n"
+	.usage = "add a virtio-vsock device; OPTS:\n"
+		 "                     cid=N (the guest's context id, 3 or more), backend=unix (the\n"
+		 "                     default: hybrid, as Firecracker's) with path=P (a new unix\n"
 		 "                     socket: a client writes \"CONNECT <port>\\n\", reads \"OK <n>\\n\"\n"
 		 "                     and then talks to the guest's port; the guest's connections to\n"
-		 "                     host port Q reach the unix socket P_Q), backend=unix, and every\n"
-		 "                     device's keys (below)\n",
+		 "                     host port Q reach the unix socket P_Q), or backend=vhost (the\n"
+		 "                     kernel's vhost-vsock: the host's AF_VSOCK reaches cid N), and\n"
+		 "                     every device's keys (below)\n",
 	.keys = vsock_keys,
 	.spec_set = vsock_set,
 	.spec_check = vsock_check,

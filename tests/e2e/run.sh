@@ -30,6 +30,10 @@ for t in "$here"/test_*.sh; do
 	[ -n "${E2E_ONLY:-}" ] && case " $E2E_ONLY " in *" $n "*) ;; *) continue ;; esac
 	suites+=("$n")
 done
+if [ ${#suites[@]} = 0 ]; then
+	echo "e2e: no suite to run (E2E_ONLY='${E2E_ONLY:-}' names none of tests/e2e/test_*.sh)" >&2
+	exit 1
+fi
 
 # verdict SUITE STATUS SECS LOG: one line per suite from its output: checks passed, failed, skipped.
 verdict() {

@@ -224,8 +224,11 @@ build_l1() {
 	rm -rf "$root"
 	mkdir -p "$root/lc"
 	busybox_root "$root"
-	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration
-	for m in irqbypass kvm kvm-amd tun vhost_net loop virtio_pci virtio_blk; do add_module "$root" "$m"; done
+	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration;
+	# vhost_vsock (with vsock): /dev/vhost-vsock for its --vsock backend=vhost and QEMU's
+	for m in irqbypass kvm kvm-amd tun vhost_net vhost_vsock loop virtio_pci virtio_blk; do
+		add_module "$root" "$m"
+	done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
 	vsk "$root"
 	copy_with_libs "$root" "$(command -v iperf3)"

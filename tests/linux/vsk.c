@@ -1,8 +1,9 @@
-/* vsk: the stream ends of check-linux's vsock checks, static for L1 (unix sockets, msivm's hybrid protocol) and L2 (AF_VSOCK). */
+/* vsk: the stream ends of check-linux's vsock checks, static for L1 (unix sockets, msivm's hybrid protocol) and L2 (AF_VSOCK), and the Linux lab's vsock workloads (L2). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,6 +14,10 @@
  * vsk vsock-send CID PORT        connect to CID:PORT, copy stdin to it, half-close, wait (L2)
  * vsk unix-listen PATH           bind PATH, accept one stream, copy it to stdout (L1: PATH_P)
  * vsk unix-connect PATH PORT     "CONNECT PORT\n", expect "OK <n>\n", copy stdin, half-close (L1)
+ * vsk rr CID PORT COUNT SIZE     COUNT round trips of SIZE bytes to an echo service; prints
+ *                                "rr count=N size=S min_us= p50_us= p99_us= max_us= mean_us=" (L2)
+ * vsk bulk CID PORT MIB          MIB MiB to a sink, timed until it closed (had them all); prints
+ *                                "bulk bytes=N secs=S mib_s=R" (L2)
  * Exit 0 when the whole stream went through, 1 with a line on stderr otherwise.
  */
 
@@ -56,6 +61,90 @@ static void send_all(int s)
 		;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int vsock_connect(const char *cid, const char *port)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = (unsigned)atoi(cid),
+				 .svm_port = (unsigned)atoi(port) };
+	int s = socket(AF_VSOCK, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+		die("vsock connect");
+	return s;
+}
+
+static void full(ssize_t (*io)(int, void *, size_t), int fd, char *b, size_t n, const char *what)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t r = io(fd, b + off, n - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EPIPE;
+			die(what);
+		}
+		off += (size_t)r;
+	}
+}
+
+static ssize_t wr(int fd, void *b, size_t n) { return write(fd, b, n); }
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Round trips: SIZE bytes out, the same SIZE back, COUNT times; latencies in microseconds. */
+static int round_trips(int s, long count, long size)
+{
+	if (count < 1 || size < 1 || size > 65536) {
+		fprintf(stderr, "vsk: rr: COUNT >= 1 and SIZE 1 to 65536\n");
+		return 2;
+	}
+	static char buf[65536];
+	double *lat = malloc(sizeof(double) * (size_t)count), sum = 0;
+	if (!lat)
+		die("malloc");
+	memset(buf, 'r', (size_t)size);
+	for (long i = 0; i < count; i++) {
+		double t0 = now_s();
+		full(wr, s, buf, (size_t)size, "rr write");
+		full(read, s, buf, (size_t)size, "rr read");
+		lat[i] = (now_s() - t0) * 1e6;
+		sum += lat[i];
+	}
+	qsort(lat, (size_t)count, sizeof(double), by_value);
+	printf("rr count=%ld size=%ld min_us=%.1f p50_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f\n",
+	       count, size, lat[0], lat[count / 2], lat[count * 99 / 100],
+	       lat[count - 1], sum / (double)count);
+	free(lat);
+	return 0;
+}
+
+/* MIB MiB out, then half-close and wait for the sink's close: the time covers delivery. */
+static int bulk(int s, long mib)
+{
+	static char buf[65536];
+	memset(buf, 'b', sizeof(buf));
+	double t0 = now_s();
+	for (long i = 0; i < mib * 16; i++)
+		full(wr, s, buf, sizeof(buf), "bulk write");
+	if (shutdown(s, SHUT_WR))
+		die("shutdown");
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	double secs = now_s() - t0;
+	printf("bulk bytes=%ld secs=%.3f mib_s=%.2f\n", mib << 20, secs, (double)mib / secs);
+	return 0;
+}
+
 static int unix_addr(const char *path, struct sockaddr_un *a)
 {
 	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
@@ -82,14 +171,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 4 && !strcmp(argv[1], "vsock-send")) {
-		struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = (unsigned)atoi(argv[2]),
-					 .svm_port = (unsigned)atoi(argv[3]) };
-		int s = socket(AF_VSOCK, SOCK_STREAM, 0);
-		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
-			die("vsock connect");
-		send_all(s);
+		send_all(vsock_connect(argv[2], argv[3]));
 		return 0;
 	}
+	if (argc >= 6 && !strcmp(argv[1], "rr"))
+		return round_trips(vsock_connect(argv[2], argv[3]), atol(argv[4]), atol(argv[5]));
+	if (argc >= 5 && !strcmp(argv[1], "bulk"))
+		return bulk(vsock_connect(argv[2], argv[3]), atol(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "unix-listen")) {
 		struct sockaddr_un a;
 		int l = unix_addr(argv[2], &a);
@@ -130,6 +218,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: vsk vsock-listen PORT | vsock-send CID PORT | unix-listen PATH | "
-		"unix-connect PATH PORT\n");
+		"unix-connect PATH PORT | rr CID PORT COUNT SIZE | bulk CID PORT MIB\n");
 	return 2;
 }

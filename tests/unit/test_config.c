@@ -399,6 +399,11 @@ static void test_aliases(void **state)
 		{ "--kernel k --rng vectors=0", "{\"kernel\": \"k\", \"rng\": [{\"irq\": \"intx\","
 		  " \"vectors\": 0}]}" },
 		{ "--kernel k --rng irq=msi,vectors=0", "{\"kernel\": \"k\", \"rng\": [\"vectors=0,irq=msi\"]}" },
+		/* backend=unix is the default; backend=vhost needs no path */
+		{ "--kernel k --vsock cid=5,path=/tmp/v.sock",
+		  "{\"kernel\": \"k\", \"vsock\": [\"cid=5,backend=unix,path=/tmp/v.sock\"]}" },
+		{ "--kernel k --vsock backend=vhost,cid=9",
+		  "{\"kernel\": \"k\", \"vsock\": [{\"cid\": 9, \"backend\": \"vhost\"}]}" },
 	};
 	expect_all_same(state, cases, NCASES(cases));
 }
@@ -437,6 +442,11 @@ static void test_refusals_name_the_problem(void **state)
 		{ parse_cli, "--kernel k --disk path=@IMG@,coalesce=0", "bad coalesce '0': use on, off or 1 to 10000 us" },
 		{ parse_cli, "--kernel k --disk path=@IMG@,coalesce=10001", "bad coalesce '10001'" },
 		{ parse_cli, "--kernel k --net backend=vhost,coalesce=on", "backend=vhost leaves it to the" },
+		{ parse_cli, "--kernel k --vsock cid=3,backend=vhost,path=/tmp/v",
+		  "path= is for backend=unix: with backend=vhost" },
+		{ parse_cli, "--kernel k --vsock cid=3", "path=P (the host's unix socket) is required with "
+		  "backend=unix" },
+		{ parse_cli, "--kernel k --vsock cid=3,backend=vmci", "bad backend 'vmci': use unix or vhost" },
 		{ parse_file, "{\"kernel\": \"k\", \"disk\": [{\"path\": \"@IMG@\", \"coalesce\": true}]}",
 		  "expected an integer or a string" },
 		{ parse_cli, "--kernel k --net backend=peer,mac=01:00:5e:00:00:01", "bad mac" },
