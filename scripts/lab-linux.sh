@@ -58,7 +58,7 @@ export LINUX_CHECK_L1_SMP=${LINUX_CHECK_L1_SMP:-2}
 # lab inside. An L1 that died or hung is booted again (at most twice) for the same cell.
 parts=$out.parts
 rm -rf "$parts" && mkdir -p "$parts"
-files=()
+files=() lost=()
 for i in $(seq 1 "$runs"); do
 	w=0
 	[ "$i" -le "$io_runs" ] && w=1
@@ -70,6 +70,15 @@ for i in $(seq 1 "$runs"); do
 				--lab-out "$parts/run$i-$c" || st=$?
 			cp build/linux/logs/l1-1.log "$parts/run$i-$c-l1boot$try.log" 2>/dev/null || true
 			[ "$st" = 3 ] || break # 3: L1 died before the lab's report; else the lab's verdict
+			# A run that failed before L1 died is msivm's, QEMU's or the guest's failure: the
+			# cell is not booted again (that would hide it), and the session fails.
+			bad=$(sed -n 's/^\[ *[0-9.]*\] @@ lab: \(run [0-9]*\/[0-9]* [a-z]* .* failed: .*\)/\1/p' \
+				"$parts/run$i-$c-l1boot$try.log" 2>/dev/null | head -n1)
+			if [ -n "$bad" ]; then
+				echo "lab-linux: NOT RETRIED: run $i, $c: a run failed before the nested host died ($bad); the cell has no report"
+				lost+=("run $i, $c: $bad; then the nested host died (console: $parts/run$i-$c-l1boot$try.log)")
+				break
+			fi
 			echo "lab-linux: RETRY: the nested host died or hung during run $i, $c (not msivm, not the guest)"
 		done
 		[ -s "$parts/run$i-$c/report.json" ] && files+=("$parts/run$i-$c/report.json")
@@ -81,4 +90,9 @@ build/msivm lab --guest linux --merge --force --out "$out" "${files[@]}" >/dev/n
 # gnuplot is not in L1: the charts are drawn here (the merge draws them when gnuplot is installed).
 [ -s "$out/report.txt" ] && cat "$out/report.txt"
 echo "lab-linux: report in $out (raw sessions in $parts)"
+if [ ${#lost[@]} -gt 0 ]; then
+	echo "lab-linux: ${#lost[@]} cell(s) had a failed run and no report (not in the figures above):"
+	printf '  %s\n' "${lost[@]}"
+	[ "$st" = 0 ] && st=1
+fi
 exit $st

@@ -89,6 +89,16 @@ static void parse_work(const char *console, enum ll_work w, struct ll_work_resul
 			r->ios = (double)(r->fio.read_ios + r->fio.write_ios);
 			r->mib = (r->fio.read_mib_s + r->fio.write_mib_s) * r->fio.runtime_s;
 		}
+	} else if (!ret && ll_work_is_vsock(w)) {
+		ret = lp_vsock_line(text, &r->vsock, &err);
+		if (!ret && r->vsock.rr != (w == LL_VSOCK_RR))
+			ret = error_set(&err, -EINVAL, "a %s line in the %s block",
+					r->vsock.rr ? "round-trip" : "bulk", n);
+		if (!ret) {
+			r->ios = r->vsock.count;
+			r->mib = r->vsock.rr ? 2 * r->vsock.count * r->vsock.size / 1048576.0
+					     : r->vsock.bytes / 1048576.0;
+		}
 	} else if (!ret) {
 		ret = lp_iperf3_json(text, &r->iperf, &err);
 		if (!ret)
@@ -134,6 +144,8 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 	if (cfg->msi_expected)
 		note_level(run->irq_ready, "at boot", run->level_with_msi, sizeof(run->level_with_msi));
 	for (unsigned k = 0; work && k < LL_NWORK; k++) {
+		if (ll_work_is_vsock(k) && !run->vsock)
+			continue;
 		parse_work(console, (enum ll_work)k, &run->work[k]);
 		if (cfg->msi_expected)
 			note_level(run->work[k].irqs, ll_work_name((enum ll_work)k), run->level_with_msi,
@@ -155,7 +167,7 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 	}
 	/* A run that was to work counts only with every workload's block, whatever its status. */
 	for (unsigned k = 0; work && !run->failed && k < LL_NWORK; k++) {
-		if (run->work[k].ran)
+		if (run->work[k].ran || (ll_work_is_vsock(k) && !run->vsock))
 			continue;
 		run->failed = true;
 		snprintf(run->error, sizeof(run->error), "the guest powered off without its %s workload (%s)",

@@ -20,16 +20,17 @@
 #include "util/parse.h"
 
 const struct ll_config ll_configs[] = {
-	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false, NULL },
-	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true, false, NULL },
-	{ "intx", "INTx (no MSI-X on the device)", "intx", ",vectors=0", "", false, false, NULL },
-	{ "nomsi", "guest without MSI (pci=nomsi), the seeds' comparison", "msix", "", "pci=nomsi", false, false, NULL },
+	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false, NULL, false },
+	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true, false, NULL, false },
+	{ "intx", "INTx (no MSI-X on the device)", "intx", ",vectors=0", "", false, false, NULL, false },
+	{ "nomsi", "guest without MSI (pci=nomsi), the seeds' comparison", "msix", "", "pci=nomsi", false, false, NULL, false },
 	/* Linux's virtio-pci has no plain-MSI path: it tries MSI-X, then INTx. */
-	{ "msi", "plain MSI offered; Linux falls back to INTx", "msi", NULL, "", false, false, NULL },
-	{ "vhost", "MSI-X, the NIC on vhost-net (both VMMs)", "msix", "", "", true, true, NULL },
+	{ "msi", "plain MSI offered; Linux falls back to INTx", "msi", NULL, "", false, false, NULL, false },
+	{ "vhost", "MSI-X, the NIC on vhost-net and vsock on vhost-vsock (both VMMs)", "msix", "", "",
+	  true, true, NULL, true },
 	/* msivm's completion batching off (coalesce=off), beside msix where it is on. */
 	{ "msix-nocoalesce", "MSI-X, the disk's interrupt moderation off (msivm only)", "msix", NULL, "",
-	  true, false, ",coalesce=off" },
+	  true, false, ",coalesce=off", false },
 };
 const unsigned ll_nconfigs = sizeof(ll_configs) / sizeof(ll_configs[0]);
 
@@ -38,12 +39,14 @@ static const char usage[] =
 	"                 [--runs N] [--io-runs N] [--vs qemu] [--out DIR] [--force] [options]\n"
 	"Boots a stock Linux guest per interrupt configuration (interleaved) and replays the\n"
 	"seeds' experiments: boot time (dmesg \"Run /init\"), fio on an empty virtio-blk disk,\n"
-	"iperf3 over a tap, /proc/interrupts per vector, VMM CPU and KVM exits per I/O.\n"
+	"iperf3 over a tap, /proc/interrupts per vector, VMM CPU and KVM exits per I/O; and\n"
+	"vsock (round trips, p50/p99, and bulk throughput to the host's services).\n"
 	"  --kernel FILE, --initrd FILE  the guest (default: linux/l2/vmlinuz and\n"
 	"                      linux/l2/initramfs.cpio.gz next to msivm, as tests/linux/build.sh l2\n"
 	"                      builds them; the initramfs must hold /lab-init)\n"
 	"  --configs LIST      msix,msix-shared,intx,nomsi,msi,vhost,msix-nocoalesce (default\n"
-	"                      msix,msix-shared,intx,nomsi; vhost: MSI-X with the NIC on vhost-net,\n"
+	"                      msix,msix-shared,intx,nomsi; vhost: MSI-X with the NIC on vhost-net\n"
+	"                      and vsock on vhost-vsock (the others: msivm's vsock backend=unix),\n"
 	"                      msivm and QEMU alike; msix-nocoalesce: msivm's disk with coalesce=off)\n"
 	"  --runs N            boots per configuration, 1-10 (default 3)\n"
 	"  --io-runs N         of which the first N also run the workloads (default 1; 0: boot only)\n"
@@ -427,12 +430,19 @@ int ll_main(int argc, char **argv)
 		goto out;
 	}
 	tap = true;
+	/* vsock: msivm's unix socket (short: PATH_5100 must fit a sockaddr_un); without
+	 * /dev/vhost-vsock, the runs that would need it have no vsock workloads */
+	snprintf(o.vsock_path, sizeof(o.vsock_path), "/tmp/msivm-lab-%d.vsock", (int)getpid());
+	o.vhost_vsock = !access("/dev/vhost-vsock", R_OK | W_OK);
+	if (o.io_runs && !o.vhost_vsock)
+		fprintf(stderr, "msivm lab: no /dev/vhost-vsock here ('modprobe vhost_vsock'): the "
+				"vsock workloads run only where msivm's backend=unix serves them\n");
 	if (o.io_runs && (server = iperf_server_start(&o)) < 0) {
 		status = EXIT_USAGE;
 		goto out;
 	}
 	fprintf(stderr, "msivm lab: Linux guest %s + %s, %u boots per configuration (the first %u with "
-			"fio %u s x3 and iperf3 %u s x2), %u runs planned\n",
+			"fio %u s x3, iperf3 %u s x2 and vsock round trips and bulk), %u runs planned\n",
 		o.kernel, o.initrd, o.runs, o.io_runs, o.fio_s, o.iperf_s, o.runs_planned);
 	run_matrix(&o, cells, ncells);
 	if (o.interrupted)

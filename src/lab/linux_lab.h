@@ -12,7 +12,27 @@
 #define LL_MAX_RUNS 10
 
 /* The workloads of one boot, in the order the guest runs them (guest/linux/lab-init). */
-enum ll_work { LL_FIO_RW, LL_FIO_QD1, LL_FIO_QD32, LL_IPERF_TX, LL_IPERF_RX, LL_NWORK };
+enum ll_work { LL_FIO_RW, LL_FIO_QD1, LL_FIO_QD32, LL_IPERF_TX, LL_IPERF_RX, LL_VSOCK_RR,
+	       LL_VSOCK_BULK, LL_NWORK };
+
+/* Is w one of the vsock workloads (run only where the run has a vsock device)? */
+static inline bool ll_work_is_vsock(unsigned w)
+{
+	return w == LL_VSOCK_RR || w == LL_VSOCK_BULK;
+}
+
+/* The guest's vsock device in a run, and how the host reaches it. */
+enum ll_vsock {
+	LL_VSOCK_NONE,             /* no device: the vsock workloads are not run */
+	LL_VSOCK_UNIX,             /* msivm's backend=unix: the host's services at PATH_P */
+	LL_VSOCK_VHOST,            /* the kernel's vhost-vsock (msivm backend=vhost, QEMU's
+				    * vhost-vsock-pci): the host's services on AF_VSOCK ports */
+};
+
+/* Ports of the host's services the guest's vsock workloads connect to (CID 2). */
+#define LL_VSOCK_RR_PORT   5100    /* echo: round trips */
+#define LL_VSOCK_BULK_PORT 5101    /* sink: reads to the end, then closes */
+#define LL_VSOCK_CID       3       /* the guest's */
 
 /* The block name the guest frames workload w with ("fio-rw", ...). */
 const char *ll_work_name(enum ll_work w);
@@ -36,6 +56,8 @@ struct ll_config {
 	bool vhost;                /* the NIC's data path in the host kernel: msivm backend=vhost,
 				    * QEMU -netdev tap,vhost=on */
 	const char *disk_extra;    /* appended to msivm's --disk value, or NULL */
+	bool vsock_vhost;          /* msivm's vsock on backend=vhost (else backend=unix); QEMU's
+				    * is always vhost-vsock-pci */
 };
 
 extern const struct ll_config ll_configs[];
@@ -51,7 +73,9 @@ struct ll_work_result {
 	char error[200];           /* why its figures are missing ("" when they parsed) */
 	struct lp_fio fio;         /* fio workloads */
 	struct lp_iperf iperf;     /* iperf workloads */
-	double ios, mib;           /* what moved: fio I/Os (read + write); MiB (fio, iperf) */
+	struct lp_vsock vsock;     /* vsock workloads */
+	double ios, mib;           /* what moved: fio I/Os (read + write), vsock round trips; MiB
+				    * (fio, iperf, vsock-bulk) */
 	double window_s;           /* host time between the guest's marks */
 	struct ll_cpu cpu;         /* VMM CPU between the marks; NAN when not seen */
 	double exits[LL_NEXIT];    /* KVM exits between the marks; NAN: no debugfs */
@@ -70,6 +94,7 @@ struct ll_run {
 	struct lp_irq_table *irq_ready; /* virtio rows at ready (malloc'd; NULL if missing) */
 	char level_with_msi[200];  /* virtio lines on IO-APIC although MSI-X was expected; "" none */
 	bool worked;               /* the workloads were asked for */
+	enum ll_vsock vsock;       /* the vsock workloads too, through this backend */
 	struct ll_work_result work[LL_NWORK];
 	char *console, *errout;    /* malloc'd */
 	char *stats_json;          /* msivm --stats-json (msivm runs), malloc'd */
@@ -97,6 +122,9 @@ struct ll_options {
 	unsigned configs;          /* bit per ll_configs[] entry */
 	const char *tap, *host_ip, *guest_ip;
 	unsigned port;             /* iperf3 server */
+	bool vhost_vsock;          /* this host has /dev/vhost-vsock (else only backend=unix runs
+				    * have vsock workloads) */
+	char vsock_path[108];      /* msivm's --vsock path= (backend=unix) */
 	char disk[4096];           /* scratch disk image */
 	char stats[4096];          /* per-run --stats-json file */
 	int sigfd;
@@ -128,10 +156,25 @@ int ll_merge_main(int argc, char **argv);
 int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum lab_vmm vmm,
 		bool work, struct ll_run *run, int *signo);
 
+/* The vsock device of a run with workloads under `vmm` in cfg (LL_VSOCK_NONE without
+ * /dev/vhost-vsock where vhost-vsock would be needed). */
+enum ll_vsock ll_vsock_backend(const struct ll_options *o, const struct ll_config *cfg,
+			       enum lab_vmm vmm);
+
+/* The host's ends of the guest's vsock workloads (linux_vsock.c): an echo service on
+ * LL_VSOCK_RR_PORT and a sink on LL_VSOCK_BULK_PORT, served by a thread of their own until
+ * stopped; unix sockets PATH_P for LL_VSOCK_UNIX (path: msivm's path=), AF_VSOCK listeners
+ * for LL_VSOCK_VHOST. start returns the running services, or NULL with a message in err (the
+ * run then fails with it); stop ends the thread, closes and removes what start made. */
+struct ll_vsock_srv;
+struct ll_vsock_srv *ll_vsock_start(enum ll_vsock kind, const char *path, struct error *err);
+void ll_vsock_stop(struct ll_vsock_srv *s);
+
 /* Interprets a finished run's console: boot figures, workload results, interrupts
  * (for the VMM `vmm`, configuration cfg). The workloads' CPU, window and exits
  * come from the watcher and are not touched. The run is failed when the guest reported an
- * error, did not power off, or (work) printed no block for one of its workloads.
+ * error, did not power off, or (work) printed no block for one of its workloads (the vsock
+ * ones only when run->vsock names a device).
  * Exported for the recorded-console test. */
 void ll_parse_console(const char *console, const struct ll_config *cfg, bool work,
 		      struct ll_run *run);

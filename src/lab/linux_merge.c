@@ -48,6 +48,9 @@ static void load_run(json_t *j, const struct ll_config *cfg, struct ll_run *r)
 	memset(r, 0, sizeof(*r));
 	r->run_init_s = r->ready_s = NAN;
 	r->worked = json_is_true(json_object_get(j, "worked"));
+	const char *vs = json_string_value(json_object_get(j, "vsock")); /* absent before vsock */
+	r->vsock = !vs ? LL_VSOCK_NONE : !strcmp(vs, "unix") ? LL_VSOCK_UNIX
+		 : !strcmp(vs, "vhost") ? LL_VSOCK_VHOST : LL_VSOCK_NONE;
 	r->console = text(j, "console");
 	r->errout = text(j, "errout");
 	json_t *st = json_object_get(j, "stats");

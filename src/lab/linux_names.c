@@ -4,7 +4,7 @@
 const char *ll_work_name(enum ll_work w)
 {
 	static const char *const names[LL_NWORK] = { "fio-rw", "fio-qd1", "fio-qd32", "iperf-tx",
-						     "iperf-rx" };
+						     "iperf-rx", "vsock-rr", "vsock-bulk" };
 	return (unsigned)w < LL_NWORK ? names[w] : "?";
 }
 

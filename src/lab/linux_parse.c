@@ -1,8 +1,10 @@
-/* Linux guest console: lines, framed "lab:" blocks and dmesg timestamps. */
+/* Linux guest console: lines, framed "lab:" blocks, dmesg timestamps and the vsk lines of the vsock workloads. */
 #include "lab/linux_parse.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,4 +175,58 @@ int lp_dmesg_time(const char *text, const char *needle, double *secs, struct err
 		}
 	}
 	return error_set(err, -ENOENT, "no dmesg line with '%s'", needle);
+}
+
+/* The value of " KEY=" in line[0, len) as a finite number >= 0; false if absent or malformed. */
+static bool key_value(const char *line, size_t len, const char *key, double *v)
+{
+	char pat[24];
+	int n = snprintf(pat, sizeof(pat), " %s=", key);
+	const char *p = memmem(line, len, pat, (size_t)n), *end = line + len;
+	char buf[32], *stop;
+	if (!p)
+		return false;
+	p += n;
+	size_t k = 0;
+	while (p + k < end && k < sizeof(buf) - 1 && p[k] != ' ')
+		k++;
+	memcpy(buf, p, k);
+	buf[k] = 0;
+	*v = strtod(buf, &stop);
+	return k && !*stop && isfinite(*v) && *v >= 0;
+}
+
+int lp_vsock_line(const char *text, struct lp_vsock *out, struct error *err)
+{
+	static const char *const rr_keys[] = { "count", "size", "min_us", "p50_us", "p99_us",
+					       "max_us", "mean_us" };
+	static const char *const bulk_keys[] = { "bytes", "secs", "mib_s" };
+	const char *cursor = text ? text : "", *line;
+	size_t len;
+	memset(out, 0, sizeof(*out));
+	while (lp_next_line(&cursor, &line, &len)) {
+		bool rr = len > 3 && !memcmp(line, "rr ", 3);
+		if (!rr && !(len > 5 && !memcmp(line, "bulk ", 5)))
+			continue;
+		double *rr_out[] = { &out->count, &out->size, &out->min_us, &out->p50_us,
+				     &out->p99_us, &out->max_us, &out->mean_us };
+		double *bulk_out[] = { &out->bytes, &out->secs, &out->mib_s };
+		const char *const *keys = rr ? rr_keys : bulk_keys;
+		double **vals = rr ? rr_out : bulk_out;
+		unsigned n = rr ? 7 : 3;
+		out->rr = rr;
+		for (unsigned i = 0; i < n; i++)
+			if (!key_value(line, len, keys[i], vals[i]))
+				return error_set(err, -EINVAL, "vsk line without a valid %s=: '%.*s'",
+						 keys[i], (int)(len > 120 ? 120 : len), line);
+		if (rr && (!out->count || !out->size || out->min_us > out->p50_us ||
+			   out->p50_us > out->p99_us || out->p99_us > out->max_us))
+			return error_set(err, -EINVAL, "vsk rr line with no round trips or latencies "
+					 "out of order: '%.*s'", (int)(len > 120 ? 120 : len), line);
+		if (!rr && (!out->bytes || !out->secs))
+			return error_set(err, -EINVAL, "vsk bulk line with nothing moved: '%.*s'",
+					 (int)(len > 120 ? 120 : len), line);
+		return 0;
+	}
+	return error_set(err, -EINVAL, "no 'rr ' or 'bulk ' line from vsk");
 }

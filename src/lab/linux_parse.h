@@ -1,4 +1,4 @@
-/* Parsers of a Linux lab guest console: lab blocks, dmesg times, fio, iperf3, /proc/interrupts. */
+/* Parsers of a Linux lab guest console: lab blocks, dmesg times, fio, iperf3, vsk (vsock), /proc/interrupts. */
 #ifndef MSIVM_LAB_LINUX_PARSE_H
 #define MSIVM_LAB_LINUX_PARSE_H
 
@@ -54,6 +54,20 @@ struct lp_iperf {
  * Returns 0, or -EINVAL for invalid JSON, a missing or mistyped field, or a report of a
  * failed run (its "error" text is in the message). */
 int lp_iperf3_json(const char *text, struct lp_iperf *out, struct error *err);
+
+/* One result line of the guest's vsock workloads (tests/linux/vsk.c): "rr count=N size=S
+ * min_us=A p50_us=B p99_us=C max_us=D mean_us=E" (round trips) or "bulk bytes=N secs=S
+ * mib_s=R" (one stream to a sink, timed until the sink closed). */
+struct lp_vsock {
+	bool rr;                   /* a round-trip line (else bulk) */
+	double count, size;        /* rr: round trips, bytes each way */
+	double min_us, p50_us, p99_us, max_us, mean_us;
+	double bytes, secs, mib_s; /* bulk */
+};
+
+/* Parses the first "rr " or "bulk " line of text. Returns 0, or -EINVAL (no such line, a
+ * missing or malformed key, a count or size of 0, latencies out of order) naming it. */
+int lp_vsock_line(const char *text, struct lp_vsock *out, struct error *err);
 
 #define LP_IRQ_MAX 128
 

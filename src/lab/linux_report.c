@@ -180,6 +180,38 @@ static void print_network(FILE *out, const struct ll_cell *cells, unsigned ncell
 		print_means(out, &cells[i], net, 2, 17);
 }
 
+/* The vsock device of the cell's runs with workloads ("unix", "vhost"; "-": none ran it). */
+static const char *vsock_kind(const struct ll_cell *c)
+{
+	for (unsigned r = 0; r < c->nruns && r < LL_MAX_RUNS; r++)
+		if (c->runs[r].worked && c->runs[r].vsock)
+			return c->runs[r].vsock == LL_VSOCK_UNIX ? "unix" : "vhost-vsock";
+	return "-";
+}
+
+static void print_vsock(FILE *out, const struct ll_cell *cells, unsigned ncells)
+{
+	static const unsigned ms[] = { LR_VSOCK_P50, LR_VSOCK_P99, LR_VSOCK_BULK };
+	char buf[32];
+	if (!work_section(out, cells, ncells, "vsock (the guest's AF_VSOCK stream to the host's "
+			  "services: round trips of 64 bytes, p50 and p99 of\n  each run's 2000; 16 MiB "
+			  "guest->host until the host read it all; mean over the runs with workloads;\n"
+			  "  backend: msivm's unix (hybrid, the data through msivm) or the kernel's "
+			  "vhost-vsock, QEMU's always)"))
+		return;
+	fprintf(out, "  %-6s %-12s %-12s %13s %13s %13s %5s\n", "vmm", "config", "backend",
+		"rr p50 (us)", "rr p99 (us)", "bulk MiB/s", "runs");
+	for (unsigned i = 0; i < ncells; i++) {
+		const struct ll_cell *c = &cells[i];
+		if (!row_start(out, c, true))
+			continue;
+		fprintf(out, "%-12s ", vsock_kind(c));
+		for (unsigned k = 0; k < 3; k++)
+			fprintf(out, "%13s ", lr_fmt(buf, sizeof(buf), lr_metric_sum(c, ms[k]).mean));
+		fprintf(out, "%5u\n", lr_worked_runs(c));
+	}
+}
+
 /* Whether any cell has exit reason e counted during workload w. */
 static bool exits_seen(const struct ll_cell *cells, unsigned ncells, enum ll_work w, unsigned e)
 {
@@ -271,6 +303,7 @@ static void print_report(FILE *out, const struct ll_options *o, const struct ll_
 	print_boot(out, cells, ncells);
 	print_storage(out, cells, ncells);
 	print_network(out, cells, ncells);
+	print_vsock(out, cells, ncells);
 	print_costs(out, cells, ncells);
 	lr_print_interrupts(out, cells, ncells);
 	lr_print_ratios(out, cells, ncells);

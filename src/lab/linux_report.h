@@ -14,6 +14,7 @@ enum lr_metric {
 	LR_RW_READ, LR_RW_WRITE,                         /* fio-rw, MiB/s */
 	LR_QD1_IOPS, LR_QD1_LAT, LR_QD32_IOPS, LR_QD32_P99, /* IOPS, us */
 	LR_TX, LR_RX,                                    /* iperf3 received, Mbit/s */
+	LR_VSOCK_P50, LR_VSOCK_P99, LR_VSOCK_BULK,       /* vsock round trip, us; bulk, MiB/s */
 	LR_IRQ_RW, LR_IRQ_TX,                            /* virtio interrupts per I/O, per MiB */
 	LR_NMETRIC
 };
@@ -52,12 +53,13 @@ typedef double (*lr_get_fn)(const struct ll_run *r, unsigned arg);
  * workload figure) did not run the workloads or the workload's output did not parse. */
 double lr_value(const struct ll_run *r, unsigned m);
 
-/* A workload's cost per unit moved (per I/O for fio, per MiB for iperf): `arg` is
+/* A workload's cost per unit moved (per I/O for fio, per round trip for vsock-rr, per MiB for
+ * iperf and vsock-bulk): `arg` is
  * w * LR_PER_N + what; CPU in us (LR_PER_OTHER: the VMM's non-vCPU threads), exits and
  * virtio interrupts as counts. NAN when r failed or the figure or the unit is missing. */
 double lr_per_unit(const struct ll_run *r, unsigned arg);
 
-/* The unit lr_per_unit divides by for workload w: "I/O" or "MiB". */
+/* The unit lr_per_unit divides by for workload w: "I/O", "round trip" or "MiB". */
 const char *lr_unit_name(enum ll_work w);
 
 /* Summary of get(run, arg) over the runs of c (NANs left out); n = 0 if none. */

@@ -73,6 +73,25 @@ static json_t *iperf(const struct lp_iperf *p)
 			 "retransmits", (json_int_t)p->retransmits, "reverse", p->reverse);
 }
 
+static json_t *vsock(const struct lp_vsock *v)
+{
+	json_t *j = json_object();
+	if (v->rr) {
+		json_object_set_new(j, "round_trips", num(v->count));
+		json_object_set_new(j, "size", num(v->size));
+		json_object_set_new(j, "min_us", num(v->min_us));
+		json_object_set_new(j, "p50_us", num(v->p50_us));
+		json_object_set_new(j, "p99_us", num(v->p99_us));
+		json_object_set_new(j, "max_us", num(v->max_us));
+		json_object_set_new(j, "mean_us", num(v->mean_us));
+	} else {
+		json_object_set_new(j, "bytes", num(v->bytes));
+		json_object_set_new(j, "secs", num(v->secs));
+		json_object_set_new(j, "mib_s", num(v->mib_s));
+	}
+	return j;
+}
+
 static json_t *work(const struct ll_work_result *wr, enum ll_work w)
 {
 	json_t *j = json_object(), *exits = json_object();
@@ -80,6 +99,8 @@ static json_t *work(const struct ll_work_result *wr, enum ll_work w)
 	json_object_set_new(j, "error", str(wr->error));
 	if (w <= LL_FIO_QD32)
 		json_object_set_new(j, "fio", wr->ran && !*wr->error ? fio(&wr->fio) : json_null());
+	else if (ll_work_is_vsock(w))
+		json_object_set_new(j, "vsock", wr->ran && !*wr->error ? vsock(&wr->vsock) : json_null());
 	else
 		json_object_set_new(j, "iperf", wr->ran && !*wr->error ? iperf(&wr->iperf)
 								       : json_null());
@@ -117,6 +138,8 @@ static json_t *run_json(const struct ll_cell *c, unsigned index)
 	json_object_set_new(j, "cpu_total", cpu(r->cpu_total));
 	json_object_set_new(j, "level_with_msi", str(r->level_with_msi));
 	json_object_set_new(j, "worked", json_boolean(r->worked));
+	json_object_set_new(j, "vsock", json_string(r->vsock == LL_VSOCK_UNIX ? "unix" :
+						    r->vsock == LL_VSOCK_VHOST ? "vhost" : "none"));
 	for (unsigned w = 0; w < LL_NWORK; w++)
 		json_object_set_new(works, ll_work_name((enum ll_work)w),
 				    work(&r->work[w], (enum ll_work)w));

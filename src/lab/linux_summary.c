@@ -19,6 +19,10 @@ const struct lr_metric_def lr_metrics[LR_NMETRIC] = {
 			  NAN },
 	[LR_TX] = { "iperf_tx_mbit_s", "iperf guest->host", "Mbit/s", LR_RATE, LL_IPERF_TX, 0.08 },
 	[LR_RX] = { "iperf_rx_mbit_s", "iperf host->guest", "Mbit/s", LR_RATE, LL_IPERF_RX, NAN },
+	[LR_VSOCK_P50] = { "vsock_rr_p50_us", "vsock round trip p50", "us", LR_TIME, LL_VSOCK_RR, NAN },
+	[LR_VSOCK_P99] = { "vsock_rr_p99_us", "vsock round trip p99", "us", LR_TIME, LL_VSOCK_RR, NAN },
+	[LR_VSOCK_BULK] = { "vsock_bulk_mib_s", "vsock guest->host", "MiB/s", LR_RATE, LL_VSOCK_BULK,
+			    NAN },
 	[LR_IRQ_RW] = { "irqs_per_io_fio_rw", "virtio interrupts per I/O, fio-rw", "per I/O", LR_COUNT,
 			LL_FIO_RW, NAN },
 	[LR_IRQ_TX] = { "irqs_per_mib_iperf_tx", "virtio interrupts per MiB, iperf-tx", "per MiB",
@@ -86,6 +90,12 @@ double lr_value(const struct ll_run *r, unsigned m)
 		return NAN;
 	if (m == LR_TX || m == LR_RX)
 		return wr->iperf.received_mbit_s;
+	if (m == LR_VSOCK_P50)
+		return wr->vsock.p50_us;
+	if (m == LR_VSOCK_P99)
+		return wr->vsock.p99_us;
+	if (m == LR_VSOCK_BULK)
+		return wr->vsock.mib_s;
 	return fio_value(&wr->fio, m);
 }
 
@@ -94,9 +104,15 @@ static bool is_fio(enum ll_work w)
 	return w == LL_FIO_RW || w == LL_FIO_QD1 || w == LL_FIO_QD32;
 }
 
+/* Workloads whose unit is a count (I/Os, round trips) rather than MiB. */
+static bool counts_ops(enum ll_work w)
+{
+	return is_fio(w) || w == LL_VSOCK_RR;
+}
+
 const char *lr_unit_name(enum ll_work w)
 {
-	return is_fio(w) ? "I/O" : "MiB";
+	return is_fio(w) ? "I/O" : w == LL_VSOCK_RR ? "round trip" : "MiB";
 }
 
 double lr_per_unit(const struct ll_run *r, unsigned arg)
@@ -107,7 +123,7 @@ double lr_per_unit(const struct ll_run *r, unsigned arg)
 	double unit;
 	if (!wr)
 		return NAN;
-	unit = is_fio(w) ? wr->ios : wr->mib;
+	unit = counts_ops(w) ? wr->ios : wr->mib;
 	switch (what) {
 	case LR_PER_OTHER: return per(wr->cpu.other_s * 1e6, unit);
 	case LR_PER_VCPU: return per(wr->cpu.vcpu_s * 1e6, unit);

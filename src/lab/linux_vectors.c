@@ -66,16 +66,16 @@ static void print_work_vectors(FILE *out, struct vec_table *t, const struct ll_r
 	}
 	fprintf(out, "    %-6s %-24s %-9s", "irq", "chip", "type");
 	for (unsigned w = 0; w < LL_NWORK; w++)
-		fprintf(out, " %9s", ll_work_name((enum ll_work)w));
+		fprintf(out, " %10s", ll_work_name((enum ll_work)w));
 	fprintf(out, "  names\n");
 	for (unsigned i = 0; i < t->n; i++) {
 		const struct lp_irq_row *r = t->row[i];
 		fprintf(out, "    %-6s %-24s %-9s", r->irq, r->chip, r->type);
 		for (unsigned w = 0; w < LL_NWORK; w++)
 			if (isnan(t->count[i][w]))
-				fprintf(out, " %9s", "-");
+				fprintf(out, " %10s", "-");
 			else
-				fprintf(out, " %9.0f", t->count[i][w]);
+				fprintf(out, " %10.0f", t->count[i][w]);
 		fprintf(out, "  %s\n", r->names);
 	}
 }

@@ -66,7 +66,9 @@ static char *console(void)
 	char *con = NULL, *fio = slurp(DATA "fio-rw.json"), *qd = slurp(DATA "fio-randread.json"),
 	     *tx = slurp(DATA "iperf3-tcp.json"), *rx = slurp(DATA "iperf3-tcp-reverse.json");
 	size_t len = 0;
-	const char *data[LL_NWORK] = { fio, qd, qd, tx, rx };
+	const char *data[LL_NWORK] = { fio, qd, qd, tx, rx,
+		"rr count=2000 size=64 min_us=80.0 p50_us=120.5 p99_us=400.0 max_us=900.0 mean_us=130.0",
+		"bulk bytes=16777216 secs=2.000 mib_s=8.00" };
 	FILE *f = open_memstream(&con, &len);
 	assert_non_null(f);
 	fprintf(f, "[    0.000000] Linux version 6.1.0-57-cloud-amd64\r\n");
@@ -122,6 +124,8 @@ static void test_console_figures_match_the_tools(void **state)
 	assert_int_equal(r.work[LL_FIO_QD32].fio.read_ios, 459449);
 	assert_true(fabs(r.work[LL_IPERF_TX].iperf.sent_mbit_s - 22889.29) < 0.01);
 	assert_true(r.work[LL_IPERF_RX].iperf.reverse);
+	/* no vsock device in this run: its blocks are not looked at */
+	assert_false(r.work[LL_VSOCK_RR].ran);
 	/* interrupts during fio-rw: virtio rows only, after - before per line */
 	const struct lp_irq_table *irq = r.work[LL_FIO_RW].irqs;
 	assert_non_null(irq);
@@ -193,6 +197,52 @@ static void test_missing_workload_fails_the_run(void **state)
 	ll_parse_console(con, msix(), false, &b);
 	assert_false(b.failed);
 	ll_run_free(&b);
+	free(con);
+}
+
+/* A run with a vsock device reads its two vsock blocks, and fails without one of them; a run
+ * without the device does not look for them. */
+static void test_vsock_workloads(void **state)
+{
+	(void)state;
+	char *con = console();
+	struct ll_run r = { .run_init_s = NAN, .ready_s = NAN, .vsock = LL_VSOCK_UNIX };
+	ll_parse_console(con, msix(), true, &r);
+	assert_false(r.failed);
+	const struct ll_work_result *rr = &r.work[LL_VSOCK_RR], *bulk = &r.work[LL_VSOCK_BULK];
+	assert_true(rr->ran && bulk->ran);
+	assert_true(rr->vsock.rr && !bulk->vsock.rr);
+	assert_true(fabs(rr->vsock.p50_us - 120.5) < 1e-9 && fabs(rr->vsock.p99_us - 400.0) < 1e-9);
+	assert_true(fabs(rr->ios - 2000) < 1e-9);            /* per round trip */
+	assert_true(fabs(bulk->mib - 16.0) < 1e-9);          /* per MiB */
+	assert_true(fabs(bulk->vsock.mib_s - 8.0) < 1e-9);
+	assert_non_null(rr->irqs);
+	ll_run_free(&r);
+	/* the bulk block missing: the run fails, naming it */
+	char *p = strstr(con, "lab: begin vsock-bulk");
+	assert_non_null(p);
+	memcpy(p + strlen("lab: begin "), "skipped!!!", 10);
+	struct ll_run m = { .run_init_s = NAN, .ready_s = NAN, .vsock = LL_VSOCK_VHOST };
+	ll_parse_console(con, msix(), true, &m);
+	assert_true(m.failed);
+	assert_string_equal(m.error, "the guest powered off without its vsock-bulk workload (no output from vsock-bulk)");
+	ll_run_free(&m);
+	/* the same console, no vsock device: a good run */
+	struct ll_run n = { .run_init_s = NAN, .ready_s = NAN };
+	ll_parse_console(con, msix(), true, &n);
+	assert_false(n.failed);
+	ll_run_free(&n);
+	/* a bulk line in the round-trip block is refused */
+	char *q = strstr(con, "lab| rr count=");
+	assert_non_null(q);
+	char *swapped = NULL;
+	assert_true(asprintf(&swapped, "%.*slab| bulk bytes=5 secs=1 mib_s=1%s", (int)(q - con), con,
+			     strchr(q, '\r')) > 0);
+	struct ll_run w = { .run_init_s = NAN, .ready_s = NAN, .vsock = LL_VSOCK_UNIX };
+	ll_parse_console(swapped, msix(), true, &w);
+	assert_non_null(strstr(w.work[LL_VSOCK_RR].error, "a bulk line in the vsock-rr block"));
+	ll_run_free(&w);
+	free(swapped);
 	free(con);
 }
 
@@ -307,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_level_line_under_msix_is_flagged),
 		cmocka_unit_test(test_truncated_console_fails_the_run),
 		cmocka_unit_test(test_missing_workload_fails_the_run),
+		cmocka_unit_test(test_vsock_workloads),
 		cmocka_unit_test(test_merge_reinterprets_recorded_runs),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_recorded_console),

@@ -726,6 +726,46 @@ static void test_console_round_trip(void **state)
 	free(fio);
 }
 
+/* ---- vsk's lines (the vsock workloads) ---- */
+
+static void test_vsock_lines(void **state)
+{
+	struct lp_vsock v;
+	struct error err = { "" };
+	/* as tests/linux/vsk.c prints them, after other output, with \r\n line ends */
+	assert_int_equal(lp_vsock_line("vsk: connected\r\nrr count=2000 size=64 min_us=81.5 "
+				       "p50_us=120.0 p99_us=410.2 max_us=1900.0 mean_us=140.3\r\n",
+				       &v, &err), 0);
+	assert_true(v.rr);
+	assert_near(v.count, 2000.0);
+	assert_near(v.size, 64.0);
+	assert_near(v.p50_us, 120.0);
+	assert_near(v.p99_us, 410.2);
+	assert_near(v.max_us, 1900.0);
+	assert_near(v.mean_us, 140.3);
+	assert_int_equal(lp_vsock_line("bulk bytes=16777216 secs=2.500 mib_s=6.40\n", &v, &err), 0);
+	assert_false(v.rr);
+	assert_near(v.bytes, 16777216.0);
+	assert_near(v.secs, 2.5);
+	assert_near(v.mib_s, 6.4);
+	/* refusals name the problem */
+	static const struct { const char *text, *msg; } bad[] = {
+		{ "", "no 'rr ' or 'bulk ' line" },
+		{ "rr count=10 size=64 min_us=1 p50_us=2 p99_us=3 max_us=4\n", "valid mean_us=" },
+		{ "rr count=10 size=64 min_us=1 p50_us=x p99_us=3 max_us=4 mean_us=2\n", "valid p50_us=" },
+		{ "rr count=10 size=64 min_us=1 p50_us=5 p99_us=3 max_us=4 mean_us=2\n", "out of order" },
+		{ "rr count=0 size=64 min_us=1 p50_us=2 p99_us=3 max_us=4 mean_us=2\n", "no round trips" },
+		{ "bulk bytes=0 secs=1 mib_s=0\n", "nothing moved" },
+		{ "bulk bytes=5 secs=-1 mib_s=1\n", "valid secs=" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err.msg[0] = 0;
+		assert_int_equal(lp_vsock_line(bad[i].text, &v, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("'%s': message '%s' lacks '%s'", bad[i].text, err.msg, bad[i].msg);
+	}
+}
+
 /* ---- garbled samples: random bytes replaced never crash, and fail with a message ---- */
 
 static uint64_t rnd(uint64_t *s)
@@ -789,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_iperf3_samples),
 		cmocka_unit_test(test_iperf3_retransmits_and_udp),
 		cmocka_unit_test(test_iperf3_errors),
+		cmocka_unit_test(test_vsock_lines),
 		cmocka_unit_test(test_irqs_linux61),
 		cmocka_unit_test(test_irqs_host_sample),
 		cmocka_unit_test(test_irqs_other_shapes),
