@@ -83,7 +83,7 @@ static void parse_work(const char *console, enum ll_work w, struct ll_work_resul
 		return;
 	}
 	r->ran = true;
-	if (!ret && w <= LL_FIO_QD32) {
+	if (!ret && ll_work_is_fio(w)) {
 		ret = lp_fio_json(text, &r->fio, &err);
 		if (!ret) {
 			r->ios = (double)(r->fio.read_ios + r->fio.write_ios);
@@ -143,8 +143,9 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 	free(t);
 	if (cfg->msi_expected)
 		note_level(run->irq_ready, "at boot", run->level_with_msi, sizeof(run->level_with_msi));
+	uint32_t asked = run->asked ? run->asked : ll_works_default(run->vsock);
 	for (unsigned k = 0; work && k < LL_NWORK; k++) {
-		if (ll_work_is_vsock(k) && !run->vsock)
+		if (!(asked & LL_WORK_BIT(k)))
 			continue;
 		parse_work(console, (enum ll_work)k, &run->work[k]);
 		if (cfg->msi_expected)
@@ -167,7 +168,7 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 	}
 	/* A run that was to work counts only with every workload's block, whatever its status. */
 	for (unsigned k = 0; work && !run->failed && k < LL_NWORK; k++) {
-		if (run->work[k].ran || (ll_work_is_vsock(k) && !run->vsock))
+		if (run->work[k].ran || !(asked & LL_WORK_BIT(k)))
 			continue;
 		run->failed = true;
 		snprintf(run->error, sizeof(run->error), "the guest powered off without its %s workload (%s)",

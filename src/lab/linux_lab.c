@@ -442,7 +442,7 @@ int ll_main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "msivm lab: Linux guest %s + %s, %u boots per configuration (the first %u with "
-			"fio %u s x3, iperf3 %u s x2 and vsock round trips and bulk), %u runs planned\n",
+			"fio %u s x5 (rw, randread at depth 1, 4, 32, 128), iperf3 %u s x2 and vsock round trips and bulk), %u runs planned\n",
 		o.kernel, o.initrd, o.runs, o.io_runs, o.fio_s, o.iperf_s, o.runs_planned);
 	run_matrix(&o, cells, ncells);
 	if (o.interrupted)

@@ -12,8 +12,21 @@
 #define LL_MAX_RUNS 10
 
 /* The workloads of one boot, in the order the guest runs them (guest/linux/lab-init). */
-enum ll_work { LL_FIO_RW, LL_FIO_QD1, LL_FIO_QD32, LL_IPERF_TX, LL_IPERF_RX, LL_VSOCK_RR,
-	       LL_VSOCK_BULK, LL_NWORK };
+enum ll_work { LL_FIO_RW, LL_FIO_QD1, LL_FIO_QD4, LL_FIO_QD32, LL_FIO_QD128, LL_IPERF_TX,
+	       LL_IPERF_RX, LL_VSOCK_RR, LL_VSOCK_BULK, LL_NWORK };
+
+#define LL_WORK_BIT(w) (1u << (w))
+/* What the guest ran before fio-qd4, fio-qd128 and vsock existed (report.json files without an
+ * "asked" list). */
+#define LL_WORKS_BEFORE_DEPTH (LL_WORK_BIT(LL_FIO_RW) | LL_WORK_BIT(LL_FIO_QD1) | \
+			       LL_WORK_BIT(LL_FIO_QD32) | LL_WORK_BIT(LL_IPERF_TX) | \
+			       LL_WORK_BIT(LL_IPERF_RX))
+
+/* Is w a fio workload (a JSON block of fio's)? */
+static inline bool ll_work_is_fio(unsigned w)
+{
+	return w <= LL_FIO_QD128;
+}
 
 /* Is w one of the vsock workloads (run only where the run has a vsock device)? */
 static inline bool ll_work_is_vsock(unsigned w)
@@ -95,6 +108,8 @@ struct ll_run {
 	char level_with_msi[200];  /* virtio lines on IO-APIC although MSI-X was expected; "" none */
 	bool worked;               /* the workloads were asked for */
 	enum ll_vsock vsock;       /* the vsock workloads too, through this backend */
+	uint32_t asked;            /* LL_WORK_BIT per workload the guest was to run; 0: every fio
+				    * and iperf workload, and the vsock ones when vsock names one */
 	struct ll_work_result work[LL_NWORK];
 	char *console, *errout;    /* malloc'd */
 	char *stats_json;          /* msivm --stats-json (msivm runs), malloc'd */
@@ -155,6 +170,14 @@ int ll_merge_main(int argc, char **argv);
  * freed with ll_run_free). */
 int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum lab_vmm vmm,
 		bool work, struct ll_run *run, int *signo);
+
+/* The workloads a run with workloads asks the guest for: every fio and iperf one, and the vsock
+ * ones with a vsock device. */
+static inline uint32_t ll_works_default(enum ll_vsock vsock)
+{
+	uint32_t all = LL_WORK_BIT(LL_NWORK) - 1;
+	return vsock ? all : all & ~(LL_WORK_BIT(LL_VSOCK_RR) | LL_WORK_BIT(LL_VSOCK_BULK));
+}
 
 /* The vsock device of a run with workloads under `vmm` in cfg (LL_VSOCK_NONE without
  * /dev/vhost-vsock where vhost-vsock would be needed). */

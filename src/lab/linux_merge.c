@@ -51,6 +51,16 @@ static void load_run(json_t *j, const struct ll_config *cfg, struct ll_run *r)
 	const char *vs = json_string_value(json_object_get(j, "vsock")); /* absent before vsock */
 	r->vsock = !vs ? LL_VSOCK_NONE : !strcmp(vs, "unix") ? LL_VSOCK_UNIX
 		 : !strcmp(vs, "vhost") ? LL_VSOCK_VHOST : LL_VSOCK_NONE;
+	json_t *asked = json_object_get(j, "asked"), *a;
+	size_t ai;
+	r->asked = 0;
+	json_array_foreach(asked, ai, a)
+		for (unsigned w = 0; w < LL_NWORK; w++)
+			if (json_is_string(a) && !strcmp(json_string_value(a), ll_work_name((enum ll_work)w)))
+				r->asked |= LL_WORK_BIT(w);
+	if (!json_is_array(asked) && r->worked) /* a report from before the list */
+		r->asked = LL_WORKS_BEFORE_DEPTH | (r->vsock ? ll_works_default(r->vsock) &
+			   (LL_WORK_BIT(LL_VSOCK_RR) | LL_WORK_BIT(LL_VSOCK_BULK)) : 0);
 	r->console = text(j, "console");
 	r->errout = text(j, "errout");
 	json_t *st = json_object_get(j, "stats");

@@ -3,8 +3,9 @@
 
 const char *ll_work_name(enum ll_work w)
 {
-	static const char *const names[LL_NWORK] = { "fio-rw", "fio-qd1", "fio-qd32", "iperf-tx",
-						     "iperf-rx", "vsock-rr", "vsock-bulk" };
+	static const char *const names[LL_NWORK] = { "fio-rw", "fio-qd1", "fio-qd4", "fio-qd32",
+						     "fio-qd128", "iperf-tx", "iperf-rx", "vsock-rr",
+						     "vsock-bulk" };
 	return (unsigned)w < LL_NWORK ? names[w] : "?";
 }
 

@@ -155,17 +155,17 @@ static void print_means(FILE *out, const struct ll_cell *c, const unsigned *ms, 
 
 static void print_storage(FILE *out, const struct ll_cell *cells, unsigned ncells)
 {
-	static const unsigned fio[] = { LR_RW_READ, LR_RW_WRITE, LR_QD1_IOPS, LR_QD1_LAT, LR_QD32_IOPS,
-					LR_QD32_P99 };
+	static const unsigned fio[] = { LR_RW_READ, LR_RW_WRITE, LR_QD1_IOPS, LR_QD1_LAT, LR_QD4_IOPS,
+					LR_QD32_IOPS, LR_QD32_P99, LR_QD128_IOPS };
 	if (!work_section(out, cells, ncells, "Storage (fio in the guest on a virtio-blk disk, "
 			  "O_DIRECT; mean over the runs with workloads that have the figure)"))
 		return;
-	fprintf(out, "  %-6s %-12s %12s %12s %12s %12s %12s %12s\n", "", "", "fio-rw read",
-		"fio-rw write", "fio-qd1", "qd1 mean", "fio-qd32", "qd32 p99");
-	fprintf(out, "  %-6s %-12s %12s %12s %12s %12s %12s %12s %5s\n", "vmm", "config", "MiB/s",
-		"MiB/s", "IOPS", "lat (us)", "IOPS", "lat (us)", "runs");
+	fprintf(out, "  %-6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s\n", "", "", "fio-rw read",
+		"fio-rw write", "fio-qd1", "qd1 mean", "fio-qd4", "fio-qd32", "qd32 p99", "fio-qd128");
+	fprintf(out, "  %-6s %-12s %12s %12s %12s %12s %12s %12s %12s %12s %5s\n", "vmm", "config",
+		"MiB/s", "MiB/s", "IOPS", "lat (us)", "IOPS", "IOPS", "lat (us)", "IOPS", "runs");
 	for (unsigned i = 0; i < ncells; i++)
-		print_means(out, &cells[i], fio, 6, 12);
+		print_means(out, &cells[i], fio, 8, 12);
 }
 
 static void print_network(FILE *out, const struct ll_cell *cells, unsigned ncells)

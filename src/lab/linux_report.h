@@ -12,7 +12,7 @@
 enum lr_metric {
 	LR_RUN_INIT, LR_READY, LR_WALL,                  /* boot, s */
 	LR_RW_READ, LR_RW_WRITE,                         /* fio-rw, MiB/s */
-	LR_QD1_IOPS, LR_QD1_LAT, LR_QD32_IOPS, LR_QD32_P99, /* IOPS, us */
+	LR_QD1_IOPS, LR_QD1_LAT, LR_QD4_IOPS, LR_QD32_IOPS, LR_QD32_P99, LR_QD128_IOPS, /* IOPS, us */
 	LR_TX, LR_RX,                                    /* iperf3 received, Mbit/s */
 	LR_VSOCK_P50, LR_VSOCK_P99, LR_VSOCK_BULK,       /* vsock round trip, us; bulk, MiB/s */
 	LR_IRQ_RW, LR_IRQ_TX,                            /* virtio interrupts per I/O, per MiB */

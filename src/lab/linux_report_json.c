@@ -97,7 +97,7 @@ static json_t *work(const struct ll_work_result *wr, enum ll_work w)
 	json_t *j = json_object(), *exits = json_object();
 	json_object_set_new(j, "ran", json_boolean(wr->ran));
 	json_object_set_new(j, "error", str(wr->error));
-	if (w <= LL_FIO_QD32)
+	if (ll_work_is_fio(w))
 		json_object_set_new(j, "fio", wr->ran && !*wr->error ? fio(&wr->fio) : json_null());
 	else if (ll_work_is_vsock(w))
 		json_object_set_new(j, "vsock", wr->ran && !*wr->error ? vsock(&wr->vsock) : json_null());
@@ -138,6 +138,11 @@ static json_t *run_json(const struct ll_cell *c, unsigned index)
 	json_object_set_new(j, "cpu_total", cpu(r->cpu_total));
 	json_object_set_new(j, "level_with_msi", str(r->level_with_msi));
 	json_object_set_new(j, "worked", json_boolean(r->worked));
+	json_t *asked = json_array();
+	for (unsigned w = 0; w < LL_NWORK; w++)
+		if (r->asked & LL_WORK_BIT(w))
+			json_array_append_new(asked, json_string(ll_work_name((enum ll_work)w)));
+	json_object_set_new(j, "asked", asked);
 	json_object_set_new(j, "vsock", json_string(r->vsock == LL_VSOCK_UNIX ? "unix" :
 						    r->vsock == LL_VSOCK_VHOST ? "vhost" : "none"));
 	for (unsigned w = 0; w < LL_NWORK; w++)

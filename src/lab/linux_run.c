@@ -283,9 +283,10 @@ static unsigned run_timeout_s(const struct ll_options *o, bool work)
 {
 	if (o->timeout_s)
 		return o->timeout_s;
-	/* a nested boot takes up to a minute; each workload 3x its length plus 20 s; the vsock
+	/* a nested boot takes up to a minute; each fio (5) and iperf (2) workload 3x its length
+	 * plus 20 s; the vsock
 	 * workloads (2000 round trips, 16 MiB) took 8 s together under nested TCG */
-	return 240 + (work ? 3 * (3 * o->fio_s + 20) + 2 * (3 * o->iperf_s + 20) + 120 : 0);
+	return 240 + (work ? 5 * (3 * o->fio_s + 20) + 2 * (3 * o->iperf_s + 20) + 120 : 0);
 }
 
 static void first_error_line(const char *s, char *out, size_t len)
@@ -304,6 +305,7 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 	run->cpu_total = (struct ll_cpu){ NAN, NAN };
 	run->worked = work;
 	run->vsock = work ? ll_vsock_backend(o, cfg, vmm) : LL_VSOCK_NONE;
+	run->asked = work ? ll_works_default(run->vsock) : 0;
 	for (unsigned k = 0; k < LL_NWORK; k++) {
 		run->work[k].window_s = NAN;
 		run->work[k].cpu = (struct ll_cpu){ NAN, NAN };

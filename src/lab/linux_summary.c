@@ -14,7 +14,9 @@ const struct lr_metric_def lr_metrics[LR_NMETRIC] = {
 	[LR_QD1_IOPS] = { "fio_qd1_iops", "fio-qd1", "IOPS", LR_RATE, LL_FIO_QD1, NAN },
 	[LR_QD1_LAT] = { "fio_qd1_lat_mean_us", "fio-qd1 mean latency", "us", LR_TIME, LL_FIO_QD1,
 			 NAN },
+	[LR_QD4_IOPS] = { "fio_qd4_iops", "fio-qd4", "IOPS", LR_RATE, LL_FIO_QD4, NAN },
 	[LR_QD32_IOPS] = { "fio_qd32_iops", "fio-qd32", "IOPS", LR_RATE, LL_FIO_QD32, NAN },
+	[LR_QD128_IOPS] = { "fio_qd128_iops", "fio-qd128", "IOPS", LR_RATE, LL_FIO_QD128, NAN },
 	[LR_QD32_P99] = { "fio_qd32_lat_p99_us", "fio-qd32 p99 latency", "us", LR_TIME, LL_FIO_QD32,
 			  NAN },
 	[LR_TX] = { "iperf_tx_mbit_s", "iperf guest->host", "Mbit/s", LR_RATE, LL_IPERF_TX, 0.08 },
@@ -60,7 +62,9 @@ static double fio_value(const struct lp_fio *f, unsigned m)
 	case LR_RW_READ: return f->has_read ? f->read_mib_s : NAN;
 	case LR_RW_WRITE: return f->has_write ? f->write_mib_s : NAN;
 	case LR_QD1_IOPS:
+	case LR_QD4_IOPS:
 	case LR_QD32_IOPS:
+	case LR_QD128_IOPS:
 		return f->has_read || f->has_write ? f->read_iops + f->write_iops : NAN;
 	case LR_QD1_LAT: return f->has_read ? f->read_lat_mean_us
 				: f->has_write ? f->write_lat_mean_us : NAN;
@@ -101,7 +105,7 @@ double lr_value(const struct ll_run *r, unsigned m)
 
 static bool is_fio(enum ll_work w)
 {
-	return w == LL_FIO_RW || w == LL_FIO_QD1 || w == LL_FIO_QD32;
+	return ll_work_is_fio(w);
 }
 
 /* Workloads whose unit is a count (I/Os, round trips) rather than MiB. */
