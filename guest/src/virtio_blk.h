@@ -16,7 +16,7 @@
 #define BLK_MAX_KIB         16777216ul  /* 16 GiB; clamped to capacity and RAM */
 #define BLK_DEFAULT_OPS     256
 #define BLK_MAX_OPS         4096
-#define BLK_MAX_QD          32
+#define BLK_MAX_QD          64   /* 3 descriptors each: 192 of a 256-entry ring */
 #define BLK_MAX_SEED        255         /* the pattern keeps 8 bits of it */
 #define BLK_DEFAULT_SEQFLUSH 16
 #define BLK_MAX_SEQFLUSH    4096

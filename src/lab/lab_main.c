@@ -33,7 +33,8 @@ static const char lab_usage[] =
 	"                      and QEMU alternately\n"
 	"  --experiments LIST  boot,rng,blk-randread,blk-randread-qd1,blk-randread-qd1-poll,\n"
 	"                      blk-randread-qd1-io-same,blk-randread-qd1-io-apart,blk-randread-qd32,\n"
-	"                      blk-randread-qd32-nocoalesce,\n"
+	"                      blk-randread-qd32-nocoalesce,blk-randread-qd64,\n"
+	"                      blk-randread-qd4-nocoalesce,blk-randread-qd64-nocoalesce,\n"
 	"                      blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
 	"                      lat-irqfd,lat-irqfd-pin,\n"
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
@@ -85,18 +86,22 @@ static int parse_modes(const char *s, unsigned *modes)
 
 static int parse_experiments(const char *s, struct lab_options *o)
 {
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", s);
+	char *buf = strdup(s); /* the whole list: a fixed buffer cut long lists mid-name */
+	if (!buf)
+		return -ENOMEM;
 	o->nexps = 0;
 	char *save = NULL;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		unsigned i;
 		for (i = 0; i < lab_nexperiments && strcmp(lab_experiments[i].name, t); i++)
 			;
-		if (i == lab_nexperiments || o->nexps == LAB_MAX_EXPS)
+		if (i == lab_nexperiments || o->nexps == LAB_MAX_EXPS) {
+			free(buf);
 			return -EINVAL;
+		}
 		o->exps[o->nexps++] = &lab_experiments[i];
 	}
+	free(buf);
 	return o->nexps ? 0 : -EINVAL;
 }
 
