@@ -17,6 +17,8 @@ struct api_target {
 	struct vm *vm;
 	unsigned boot;            /* 1 for the first boot, +1 per guest reboot */
 	const char *config_json;  /* the effective configuration as JSON, or NULL */
+	int dump_dir;             /* --dump-on-crash's directory (PUT /vm/dump writes there), or -1 */
+	unsigned dumps;           /* dumps written on request so far */
 };
 
 /* Points the API at `vm` (boot number `boot`), or at nothing (NULL) while
@@ -37,10 +39,13 @@ struct api_reply {
  *   GET /vm            {"state": "running"|"paused"|"rebooting", "boot": N, "config": {...}}
  *   GET /metrics       the --stats-json figures, live
  *   PUT /vm/pause, /vm/resume, /vm/power-button, /vm/shutdown, /vm/reboot, /vm/resize-disks
+ *   PUT /vm/dump       a crash dump now (vm_dump_write: msivm-PID-apiN.{core,json} in the
+ *                      --dump-on-crash directory; a running VM is paused for it and resumed)
+ *                      {"result": "dumped", "core": NAME, "json": NAME, "paused_for_it": B}
  * Every reply body is JSON; errors are {"error": "..."} with 400 (a body
  * where none belongs), 404 (no such path), 405 (wrong method), 409 (the
  * VM's state forbids it: already paused, a guest without a power button
- * driver), 503 (between boots) or 500. Never fails: a reply is always set. */
+ * driver, a dump without --dump-on-crash), 503 (between boots) or 500. Never fails: a reply is always set. */
 void api_route(struct api_target *t, const char *method, const char *url, const char *body,
 	       size_t len, struct api_reply *r);
 

@@ -26,6 +26,8 @@ static const char remote_usage[] =
 	"  metrics        GET /metrics: interrupts per vector, VM exits, device counters\n"
 	"  pause, resume, power-button, shutdown, reboot, resize-disks\n"
 	"                 PUT /vm/COMMAND\n"
+	"  dump           PUT /vm/dump: an ELF core of the guest and msivm's device view\n"
+	"                 now, in the --dump-on-crash directory (the guest paused meanwhile)\n"
 	"  --timeout S    give up when the whole reply has not come within S seconds\n"
 	"                 (default 30; 0 waits for ever)\n"
 	"Exit status: 0 for a 2xx reply, 1 for another reply, 124 when msivm did not answer\n"
@@ -165,7 +167,7 @@ int api_client_main(int argc, char **argv)
 		return EXIT_REMOTE_USAGE;
 	}
 	static const char *const puts_[] = { "pause", "resume", "power-button", "shutdown",
-					     "reboot", "resize-disks" };
+					     "reboot", "resize-disks", "dump" };
 	char url[64];
 	const char *method = "GET";
 	if (!strcmp(cmd, "info")) {

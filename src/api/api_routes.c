@@ -1,14 +1,17 @@
-/* API routes: method + path -> a VM control (pause, resume, power button, stop, reboot, disks) or a JSON view. */
+/* API routes: method + path -> a VM control (pause, resume, power button, stop, reboot, disks, dump) or a JSON view. */
 #include "api/api.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_control.h"
+#include "vmm/vm_dump.h"
 #include "vmm/vm_stats.h"
 
 static void reply_json(struct api_reply *r, unsigned status, json_t *j)
@@ -67,6 +70,38 @@ static void power_button(struct vm *vm, struct api_reply *r)
 		reply_error(r, 500, strerror(-ret));
 }
 
+/* A crash dump on request: the vCPUs are parked for it (a running VM is paused, then resumed). */
+static void dump_vm(struct api_target *t, struct api_reply *r)
+{
+	struct error err = { "" };
+	if (t->dump_dir < 0) {
+		reply_error(r, 409, "no dump directory: start msivm with --dump-on-crash DIR");
+		return;
+	}
+	bool pause_for_it = !vm_is_paused(t->vm);
+	int ret = pause_for_it ? vm_pause(t->vm, &err) : 0;
+	if (ret) {
+		reply_error(r, ret == -ESHUTDOWN ? 409 : 500, ret == -ESHUTDOWN ? "the VM is stopping"
+			    : err.msg);
+		return;
+	}
+	char stem[64], core[80], js[80];
+	snprintf(stem, sizeof(stem), "msivm-%d-api%u", (int)getpid(), ++t->dumps);
+	ret = vm_dump_write(t->vm, t->dump_dir, stem, &err);
+	if (pause_for_it)
+		vm_resume(t->vm);
+	if (ret) {
+		log_err("API dump: %s", err.msg);
+		reply_error(r, 500, err.msg);
+		return;
+	}
+	snprintf(core, sizeof(core), "%s.core", stem);
+	snprintf(js, sizeof(js), "%s.json", stem);
+	log_info("API dump: %s and %s", core, js);
+	reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:b}", "result", "dumped", "core", core, "json",
+				     js, "paused_for_it", pause_for_it));
+}
+
 /* The PUT actions on a VM that exists. */
 static void put_action(struct api_target *t, const char *what, struct api_reply *r)
 {
@@ -90,6 +125,8 @@ static void put_action(struct api_target *t, const char *what, struct api_reply 
 		vm_request_stop_reason(vm, VM_END_RESET, 0, "API reboot");
 		vm_resume(vm);
 		reply_ok(r, "rebooting");
+	} else if (!strcmp(what, "dump")) {
+		dump_vm(t, r);
 	} else if (!strcmp(what, "resize-disks")) {
 		vm_post_host_event(vm, VM_HOST_EV_DISKS);
 		reply_ok(r, "disks measured again");
@@ -101,7 +138,8 @@ static void put_action(struct api_target *t, const char *what, struct api_reply 
 static bool is_put_path(const char *url)
 {
 	static const char *const paths[] = { "/vm/pause", "/vm/resume", "/vm/power-button",
-					     "/vm/shutdown", "/vm/reboot", "/vm/resize-disks" };
+					     "/vm/shutdown", "/vm/reboot", "/vm/resize-disks",
+					     "/vm/dump" };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (!strcmp(url, paths[i]))
 			return true;
@@ -125,7 +163,7 @@ void api_route(struct api_target *t, const char *method, const char *url, const 
 	bool known = !strcmp(url, "/vm") || !strcmp(url, "/metrics") || is_put_path(url);
 	if (!known) {
 		reply_error(r, 404, "no such path (GET /vm, GET /metrics, PUT /vm/pause|resume|"
-				    "power-button|shutdown|reboot|resize-disks)");
+				    "power-button|shutdown|reboot|resize-disks|dump)");
 		return;
 	}
 	if ((is_put_path(url) && !put) || (!is_put_path(url) && !get)) {

@@ -272,7 +272,7 @@ struct run_outcome run_vm(struct run_config *c)
 	jail_note_inherited(&c->jail); /* before msivm opens anything of its own */
 	struct vm *vm = NULL;
 	struct run_outcome out = not_started();
-	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER, .dump_dir = -1 };
 	struct api_server *api_srv = NULL;
 	char *config_json = NULL; /* GET /vm shows what --print-config prints */
 	struct error err = { "" };
@@ -280,6 +280,7 @@ struct run_outcome run_vm(struct run_config *c)
 		close_ends(c, &h);
 		return out;
 	}
+	api.dump_dir = h.dump_dir;
 	if (!(vm = calloc(1, sizeof(*vm))))
 		error_set(&err, -ENOMEM, "out of memory");
 	else if (c->api_socket && (!(api.config_json = config_json = config_print(c, &err)) ||

@@ -1,5 +1,6 @@
 /* Seccomp: per-thread allow-lists (libseccomp) with ioctl requests filtered, and the SIGSYS report. */
 #include "vmm/seccomp.h"
+#include "vmm/vm_dump.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -238,11 +239,17 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		 * list), the power button and live metrics. */
 		static const int api_calls[] = { SCMP_SYS(accept4), SCMP_SYS(shutdown),
 						 SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
-						 SCMP_SYS(fcntl) };
-		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE };
+						 SCMP_SYS(fcntl), SCMP_SYS(ftruncate) };
+		/* ... and PUT /vm/dump: the parked vCPUs' registers, and new files in the dump
+		 * directory (openat with exactly vm_dump_write's flags: it cannot read a file) */
+		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE,
+							    KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_MSRS };
 		ret = allow_calls(ctx, api_calls, N(api_calls));
 		if (!ret)
 			ret = allow_ioctls(ctx, api_ioctls, N(api_ioctls));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+					       SCMP_A2(SCMP_CMP_EQ, VM_DUMP_OPEN_FLAGS));
 	}
 	if (!ret && kind == SECCOMP_VCPU)
 		ret = allow_ioctls(ctx, vcpu_ioctls, N(vcpu_ioctls));

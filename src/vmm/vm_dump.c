@@ -263,7 +263,7 @@ int vm_dump_write(struct vm *vm, int dirfd, const char *stem, struct error *err)
 	for (int k = 0; k < 2; k++) {
 		char name[256];
 		snprintf(name, sizeof(name), "%s.%s", stem, ext[k]);
-		int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int fd = openat(dirfd, name, VM_DUMP_OPEN_FLAGS, 0600);
 		if (fd < 0)
 			return error_set(err, -errno, "cannot create the dump file '%s': %s", name,
 					 strerror(errno));

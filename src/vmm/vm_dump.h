@@ -2,9 +2,14 @@
 #ifndef MSIVM_VMM_VM_DUMP_H
 #define MSIVM_VMM_VM_DUMP_H
 
+#include <fcntl.h>
+
 #include "util/error.h"
 
 struct vm;
+
+/* How vm_dump_write opens its files (the API thread's seccomp filter allows exactly these). */
+#define VM_DUMP_OPEN_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
 
 /*
  * Writes STEM.core and STEM.json in the directory `dirfd` (opened by the caller, before any

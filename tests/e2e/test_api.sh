@@ -92,6 +92,10 @@ out=$(remote power-button 2>&1); status=$?
 expect "power-button for a guest that never enabled it: 409, the VM keeps running" 1 \
 	'does not listen for its power button'
 
+out=$(remote dump 2>&1); status=$?
+expect "dump without --dump-on-crash: 409 naming the option, the VM keeps running" 1 \
+	'no dump directory: start msivm with --dump-on-crash DIR'
+
 # Malformed and oversized requests: 4xx, and the server still answers.
 s=$(raw 'PUT /vm/pause HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nConnection: close\r\n\r\n')
 [[ "$s" == "HTTP/1.1 400"* ]] && pass "a malformed Content-Length gets 400" || fail "a malformed Content-Length gets 400 (got '$s')"

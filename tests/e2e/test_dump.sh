@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: pvpanic and --dump-on-crash: a guest that panics ends msivm with 126 and leaves an ELF core (RAM, every vCPU's registers) and msivm's device view.
+# End-to-end: pvpanic and --dump-on-crash: a guest that panics ends msivm with 126 and leaves an ELF core (RAM, every vCPU's registers) and msivm's device view; the API's dump does the same on request, the guest going on after.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -87,6 +87,72 @@ if [ "$status" = 126 ] && ! grep -q 'crash dump' <<<"$err"; then
 else
 	fail "without --dump-on-crash: status $status, stderr mentions a dump or files appeared"
 fi
+# On request (PUT /vm/dump, msivm remote dump): a running echo guest is paused for the dump and
+# goes on after; a paused one stays paused. Each dump is a core with a CORE note per vCPU and
+# the device view.
+mkdir -p "$TMP/a"
+mkfifo "$TMP/in"
+: >"$TMP/vm.out"
+"$MSIVM" run --kernel "$PROBE" --cpus 2 --serial tty --api-socket "$TMP/api.sock" \
+	--dump-on-crash "$TMP/a" --cmdline "smp echo exit=5" <"$TMP/in" >"$TMP/vm.out" 2>"$TMP/vm.err" &
+vm=$!
+exec 3>"$TMP/in"
+wait_out() { # REGEX: until $TMP/vm.out matches (20 s)
+	local i=0
+	while ! grep -Eq -- "$1" "$TMP/vm.out"; do
+		[ $i -ge 200 ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+notes() { # CORE: the number of NT_PRSTATUS notes of an x86-64 ELF core, else 0
+	python3 - "$1" <<'PY' 2>/dev/null || echo 0
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+e = struct.unpack_from('<16sHHIQQQIHHHHHH', b, 0)
+assert e[0][:4] == b'\x7fELF' and e[1] == 4 and e[2] == 62
+n = 0
+for i in range(e[10]):
+    p = struct.unpack_from('<IIQQQQQQ', b, e[5] + i * e[9])
+    off, end = p[2], p[2] + p[5]
+    while p[0] == 4 and off < end:
+        nsz, dsz, typ = struct.unpack_from('<III', b, off)
+        n += b[off + 12:off + 11 + nsz] == b'CORE' and typ == 1
+        off += 12 + ((nsz + 3) & ~3) + ((dsz + 3) & ~3)
+print(n)
+PY
+}
+if wait_out '^probe: echo ready'; then
+	out=$("$MSIVM" remote --api-socket "$TMP/api.sock" dump); status=$?
+	c1=$(jq -r .core <<<"$out" 2>/dev/null)
+	echo one >&3
+	if [ "$status" = 0 ] && jq -e '.paused_for_it == true' <<<"$out" >/dev/null 2>&1 &&
+		[ "$(notes "$TMP/a/$c1")" = 2 ] && [ -s "$TMP/a/${c1%.core}.json" ] &&
+		wait_out '^probe: echo one$'; then
+		pass "remote dump on a running guest: $c1 with 2 CORE notes and its device view; the guest echoes after it"
+	else
+		fail "remote dump on a running guest: status $status, reply '$out', files: $(ls "$TMP/a" | tr '\n' ' ')"
+	fi
+	"$MSIVM" remote --api-socket "$TMP/api.sock" pause >/dev/null
+	out=$("$MSIVM" remote --api-socket "$TMP/api.sock" dump); status=$?
+	state=$("$MSIVM" remote --api-socket "$TMP/api.sock" info | jq -r .state)
+	if [ "$status" = 0 ] && jq -e '.paused_for_it == false' <<<"$out" >/dev/null 2>&1 &&
+		[ "$state" = paused ] && [ "$(ls "$TMP/a"/*.core | wc -l)" = 2 ]; then
+		pass "remote dump on a paused guest: a second core, the guest still paused"
+	else
+		fail "remote dump on a paused guest: status $status, reply '$out', state $state"
+	fi
+	"$MSIVM" remote --api-socket "$TMP/api.sock" resume >/dev/null
+else
+	fail "the echo probe came up with --api-socket and --dump-on-crash ($(tail -n 2 "$TMP/vm.err"))"
+fi
+echo quit >&3 # the echo probe's end
+exec 3>&-
+wait "$vm"
+st=$?
+grep -q 'SIGSYS\|seccomp' "$TMP/vm.err" && fail "seccomp stopped a thread: $(grep -m1 'SIGSYS\|seccomp' "$TMP/vm.err")"
+[ "$st" = 5 ] && pass "the guest ended as it meant to (exit=5) after the dumps" || fail "the guest's end after the dumps: status $st ($(tail -n 2 "$TMP/vm.err"))"
+
 run run --kernel "$PROBE" --dump-on-crash "$TMP/missing"
 expect "--dump-on-crash with a missing directory is refused" 125 '' "--dump-on-crash '.*missing': No such file or directory"
 finish
