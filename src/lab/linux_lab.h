@@ -139,6 +139,7 @@ struct ll_options {
 	unsigned port;             /* iperf3 server */
 	bool vhost_vsock;          /* this host has /dev/vhost-vsock (else only backend=unix runs
 				    * have vsock workloads) */
+	bool no_vhost_vsock;       /* --no-vhost-vsock: as if it had none */
 	char vsock_path[108];      /* msivm's --vsock path= (backend=unix) */
 	char disk[4096];           /* scratch disk image */
 	char stats[4096];          /* per-run --stats-json file */

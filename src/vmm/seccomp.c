@@ -3,6 +3,8 @@
 #include "vmm/vm_dump.h"
 
 #include <errno.h>
+#include <execinfo.h>
+#include <malloc.h>
 #include <linux/kvm.h>
 #include <linux/fs.h>
 #include <linux/if_tun.h>
@@ -156,7 +158,12 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	say(nr >= 0 && nr < NAME_TABLE && syscall_names[nr] ? syscall_names[nr] : "?");
 	say(" (");
 	say(num + i);
-	say("); stopping (--seccomp log or off to allow it)\n");
+	say("); stopping (--seccomp log or off to allow it); the call's stack (addr2line -e msivm "
+	    "OFFSET):\n");
+	/* backtrace() was called once in seccomp_signals_init: its library is loaded, so it
+	 * neither allocates nor opens anything here */
+	void *frames[24];
+	backtrace_symbols_fd(frames, backtrace(frames, 24), STDERR_FILENO);
 	/* Stop the process by the signal itself (status 128 + SIGSYS). */
 	signal(sig, SIG_DFL);
 	sigset_t set;
@@ -168,6 +175,15 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 
 int seccomp_signals_init(void)
 {
+	void *warm[1];
+	(void)backtrace(warm, 1); /* loads libgcc_s now, not in the SIGSYS handler */
+	/* glibc reads /proc/sys/vm/overcommit_memory (openat) the first time it shrinks a
+	 * thread's heap in free(): the I/O thread did when a Linux guest closed 64 vsock
+	 * connections at once (256 KiB buffers each) and seccomp stopped msivm. Buffers of
+	 * 128 KiB and more are mmap'd (freed by munmap), and heaps are never trimmed, so free()
+	 * opens nothing on any thread. */
+	if (!mallopt(M_MMAP_THRESHOLD, 128 << 10) || !mallopt(M_TRIM_THRESHOLD, 1 << 30))
+		return -EINVAL;
 	for (int nr = 0; nr < NAME_TABLE; nr++)
 		syscall_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };

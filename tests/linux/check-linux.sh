@@ -173,6 +173,7 @@ show() { # log-file
 		line=${line%$'\r'}
 		printf '[%7.1f] %s\n' "$(echo "$EPOCHREALTIME $T0" | awk '{print $1 - $2}')" "$line" >>"$1"
 		case "$line" in
+		"@@hb "*) : >"$1.hb" ;; # L1's userspace still runs (the watchdog looks at this)
 		"@@ "*)
 			: >"$1.progress" # run-checks or l1-init moved on (the watchdog looks at this)
 			echo "check-linux: [$(($(date +%s) - T0))s] ${line#@@ }" ;;
@@ -234,13 +235,16 @@ run_l1() { # attempt configs...
 	# stops its VMM after the configuration's timeout): silence, or progress stalled for
 	# PROGRESS_SILENCE s while the heartbeat goes on, means L1 itself hung.
 	l1_hung=0 started=$(date +%s)
-	rm -f "$l1_log.progress"
+	rm -f "$l1_log.progress" "$l1_log.hb"
 	while kill -0 "$qp" 2>/dev/null; do
 		sleep 5
 		[ -e "$l1_log" ] || continue
 		now=$(date +%s) why=
 		if [ $((now - $(stat -c %Y "$l1_log"))) -gt "$SILENCE" ]; then
 			why="printed nothing (not even its heartbeat) for ${SILENCE}s"
+		elif [ -e "$l1_log.hb" ] && [ $((now - $(stat -c %Y "$l1_log.hb"))) -gt "$SILENCE" ]; then
+			# kernel lines alone (a soft lockup repeated every 28 s) are no sign of life
+			why="printed no heartbeat for ${SILENCE}s (its last lines: $(tail -n 1 "$l1_log" | cut -c1-100))"
 		elif [ -e "$l1_log.progress" ] && [ $((now - $(stat -c %Y "$l1_log.progress"))) -gt "$PROGRESS_SILENCE" ]; then
 			why="made no progress (no '@@' line from run-checks) for ${PROGRESS_SILENCE}s while its heartbeat went on"
 		elif [ ! -e "$l1_log.progress" ] && [ $((now - started)) -gt "$PROGRESS_SILENCE" ]; then

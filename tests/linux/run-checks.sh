@@ -182,9 +182,15 @@ prepare_host() {
 	# AF_VSOCK port 5000 (vhost)
 	rm -f "$WORK/vsock.sock" "$WORK/vsock.sock_5000" "$d/vsock-tx.bin"
 	vsock_sent=
+	# ... and an echo service on host port 5003 for the guest's 64 connections at once
+	rm -f "$WORK/vsock.sock_5003"
 	case "$vsock" in
-	unix) $VSK unix-listen "$WORK/vsock.sock_5000" >"$d/vsock-tx.bin" 2>>"$d/host.log" & ;;
-	vhost) $VSK vsock-listen 5000 >"$d/vsock-tx.bin" 2>>"$d/host.log" & ;;
+	unix) $VSK unix-listen "$WORK/vsock.sock_5000" >"$d/vsock-tx.bin" 2>>"$d/host.log" &
+		pids="$pids $!"
+		$VSK unix-echo "$WORK/vsock.sock_5003" 64 2>>"$d/host.log" & ;;
+	vhost) $VSK vsock-listen 5000 >"$d/vsock-tx.bin" 2>>"$d/host.log" &
+		pids="$pids $!"
+		$VSK vsock-echo 5003 64 2>>"$d/host.log" & ;;
 	esac
 	[ -n "$vsock" ] && pids="$pids $!"
 
@@ -330,6 +336,15 @@ wait_vmm() {
 		if [ "$net" = vhost ] && [ -z "$vworker" ] && grep -q 'lc: CHECK net' "$d/serial.log" &&
 			! grep -q 'lc: CHECK net.rx-errors' "$d/serial.log"; then
 			vworker=$(vhost_worker)
+		fi
+		# vsock: once the guest listens on port 53, the host sends and closes at once
+		if [ -n "$vsock" ] && [ "$vsock_sent" = 1 ] && grep -q 'lc: vsock listening 53' "$d/serial.log"; then
+			vsock_sent=2
+			if [ "$vsock" = unix ]; then
+				$VSK unix-connect-close "$WORK/vsock.sock" 53 <"$WORK/tx.bin" >/dev/null 2>>"$d/host.log" &
+			else
+				$VSK vsock-send-close 3 53 <"$WORK/tx.bin" 2>>"$d/host.log" &
+			fi
 		fi
 		# vsock: once the guest listens on port 52, the host connects to it through PATH
 		if [ -n "$vsock" ] && [ -z "$vsock_sent" ] && grep -q 'lc: vsock listening 52' "$d/serial.log"; then

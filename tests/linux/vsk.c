@@ -6,14 +6,21 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
 /*
- * vsk vsock-listen PORT          accept one vsock stream on PORT, copy it to stdout (L2)
+ * vsk vsock-listen PORT [DELAY]  accept one vsock stream on PORT, (DELAY s later) copy it to stdout
  * vsk vsock-send CID PORT        connect to CID:PORT, copy stdin to it, half-close, wait (L2)
+ * vsk vsock-send-close CID PORT  the same, but close right after the last write (L1)
+ * vsk vsock-echo PORT N          accept N streams on PORT at once, echo each to its end (L1)
+ * vsk unix-echo PATH N           the same on the unix socket PATH (L1: PATH_P)
+ * vsk vsock-many CID PORT N      N connections to an echo service, all open at once: a line on
+ *                                each, every line back on its own connection; "many N ok" (L2)
  * vsk unix-listen PATH           bind PATH, accept one stream, copy it to stdout (L1: PATH_P)
  * vsk unix-connect PATH PORT     "CONNECT PORT\n", expect "OK <n>\n", copy stdin, half-close (L1)
+ * vsk unix-connect-close PATH PORT  the same, but close right after the last write (L1)
  * vsk rr CID PORT COUNT SIZE     COUNT round trips of SIZE bytes to an echo service; prints
  *                                "rr count=N size=S min_us= p50_us= p99_us= max_us= mean_us=" (L2)
  * vsk bulk CID PORT MIB          MIB MiB to a sink, timed until it closed (had them all); prints
@@ -145,6 +152,84 @@ static int bulk(int s, long mib)
 	return 0;
 }
 
+/* A listening socket: an AF_VSOCK port (path NULL) or the unix socket path. */
+static int listener(const char *path, const char *port, int backlog)
+{
+	int l;
+	if (path) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		if (strlen(path) >= sizeof(a.sun_path)) {
+			errno = ENAMETOOLONG;
+			die(path);
+		}
+		strcpy(a.sun_path, path);
+		l = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, backlog))
+			die("unix listen");
+	} else {
+		struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY,
+					 .svm_port = (unsigned)atoi(port) };
+		l = socket(AF_VSOCK, SOCK_STREAM, 0);
+		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, backlog))
+			die("vsock listen");
+	}
+	return l;
+}
+
+/* Accepts n streams, each echoed to its end by a child; 0 when every child echoed to the end. */
+static int echo_all(int l, long n)
+{
+	for (long i = 0; i < n; i++) {
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			die("accept");
+		pid_t p = fork();
+		if (p < 0)
+			die("fork");
+		if (!p) {
+			copy(c, c);
+			_exit(0);
+		}
+		close(c);
+	}
+	int st, bad = 0;
+	while (wait(&st) > 0)
+		bad += !WIFEXITED(st) || WEXITSTATUS(st);
+	return bad ? 1 : 0;
+}
+
+/* n connections open at once; a numbered line out on each, then each read back. */
+static int many(const char *cid, const char *port, long n)
+{
+	if (n < 1 || n > 1024) {
+		fprintf(stderr, "vsk: many: N 1 to 1024\n");
+		return 2;
+	}
+	int *s = calloc((size_t)n, sizeof(int));
+	char line[32], back[32];
+	if (!s)
+		die("calloc");
+	for (long i = 0; i < n; i++)
+		s[i] = vsock_connect(cid, port);
+	for (long i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "connection %06ld\n", i);
+		full(wr, s[i], line, strlen(line), "many write");
+	}
+	for (long i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "connection %06ld\n", i);
+		full(read, s[i], back, strlen(line), "many read");
+		if (memcmp(line, back, strlen(line))) {
+			fprintf(stderr, "vsk: connection %ld got another's line back\n", i);
+			return 1;
+		}
+	}
+	for (long i = 0; i < n; i++)
+		close(s[i]);
+	printf("many %ld ok\n", n);
+	free(s);
+	return 0;
+}
+
 static int unix_addr(const char *path, struct sockaddr_un *a)
 {
 	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
@@ -159,14 +244,11 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "vsock-listen")) {
-		struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY,
-					 .svm_port = (unsigned)atoi(argv[2]) };
-		int l = socket(AF_VSOCK, SOCK_STREAM, 0);
-		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
-			die("vsock listen");
-		int s = accept(l, NULL, NULL);
+		int s = accept(listener(NULL, argv[2], 1), NULL, NULL);
 		if (s < 0)
 			die("accept");
+		if (argc >= 4)
+			sleep((unsigned)atoi(argv[3]));
 		copy(s, 1);
 		return 0;
 	}
@@ -174,22 +256,28 @@ int main(int argc, char **argv)
 		send_all(vsock_connect(argv[2], argv[3]));
 		return 0;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "vsock-send-close")) {
+		copy(0, vsock_connect(argv[2], argv[3]));
+		return 0; /* the exit closes it, whatever the peer has read */
+	}
+	if (argc >= 4 && !strcmp(argv[1], "vsock-echo"))
+		return echo_all(listener(NULL, argv[2], 128), atol(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "unix-echo"))
+		return echo_all(listener(argv[2], NULL, 128), atol(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "vsock-many"))
+		return many(argv[2], argv[3], atol(argv[4]));
 	if (argc >= 6 && !strcmp(argv[1], "rr"))
 		return round_trips(vsock_connect(argv[2], argv[3]), atol(argv[4]), atol(argv[5]));
 	if (argc >= 5 && !strcmp(argv[1], "bulk"))
 		return bulk(vsock_connect(argv[2], argv[3]), atol(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "unix-listen")) {
-		struct sockaddr_un a;
-		int l = unix_addr(argv[2], &a);
-		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
-			die("unix listen");
-		int s = accept(l, NULL, NULL);
+		int s = accept(listener(argv[2], NULL, 1), NULL, NULL);
 		if (s < 0)
 			die("accept");
 		copy(s, 1);
 		return 0;
 	}
-	if (argc >= 4 && !strcmp(argv[1], "unix-connect")) {
+	if (argc >= 4 && (!strcmp(argv[1], "unix-connect") || !strcmp(argv[1], "unix-connect-close"))) {
 		struct sockaddr_un a;
 		int s = unix_addr(argv[2], &a);
 		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
@@ -214,10 +302,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(stderr, "vsk: %s", line);
-		send_all(s);
+		if (!strcmp(argv[1], "unix-connect-close"))
+			copy(0, s); /* then the exit closes it */
+		else
+			send_all(s);
 		return 0;
 	}
 	fprintf(stderr, "usage: vsk vsock-listen PORT | vsock-send CID PORT | unix-listen PATH | "
-		"unix-connect PATH PORT | rr CID PORT COUNT SIZE | bulk CID PORT MIB\n");
+		"unix-connect PATH PORT | rr CID PORT COUNT SIZE | bulk CID PORT MIB | ... (see vsk.c)\n");
 	return 2;
 }
