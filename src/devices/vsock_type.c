@@ -33,12 +33,13 @@ static int vsock_set(struct device_opts *o, const struct device_key *k, const ch
 						 "path of 1 to %zu bytes", val, sizeof(v->path) - 1);
 		snprintf(v->path, sizeof(v->path), "%s", val);
 		return 0;
-	default: /* K_BACKEND */
+	default: { /* K_BACKEND */
 		int r = device_opt_word(o, "backend", val, backends, 2, "unix or vhost", &w, e);
 		if (r)
 			return r;
 		v->backend = w ? VSOCK_BE_VHOST : VSOCK_BE_UNIX;
 		return 0;
+	}
 	}
 }
 
