@@ -2,6 +2,8 @@
 #include "api/api.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +30,26 @@ static const char remote_usage[] =
 	"                 PUT /vm/COMMAND\n"
 	"  dump           PUT /vm/dump: an ELF core of the guest and msivm's device view\n"
 	"                 now, in the --dump-on-crash directory (the guest paused meanwhile)\n"
+	"  snapshot --state FILE --mem FILE [--paused]\n"
+	"                 PUT /vm/snapshot: the VM's state and its RAM to two new files (the\n"
+	"                 guest paused meanwhile; --paused: it stays paused after); restore\n"
+	"                 with msivm run --restore state=FILE,mem=FILE\n"
 	"  --timeout S    give up when the whole reply has not come within S seconds\n"
 	"                 (default 30; 0 waits for ever)\n"
 	"Exit status: 0 for a 2xx reply, 1 for another reply, 124 when msivm did not answer\n"
 	"within --timeout, 125 when no request could be sent.\n";
+
+/* `p` as an absolute path: the directory resolved, the last part kept (it need not exist). */
+static char *realpath_new(const char *p)
+{
+	if (p[0] == '/')
+		return strdup(p);
+	char *cwd = getcwd(NULL, 0), *out = NULL;
+	if (cwd && asprintf(&out, "%s/%s", cwd, p) < 0)
+		out = NULL;
+	free(cwd);
+	return out;
+}
 
 /* Writes all of buf. Returns 0 or -errno. */
 static int send_all(int fd, const char *buf, size_t len)
@@ -73,8 +91,8 @@ static int wait_readable(int fd, uint64_t deadline)
  * whole response, NUL-terminated, within timeout_s seconds (0: no limit; the
  * connect and send are bounded by it too). Returns 0, -ETIMEDOUT or -errno
  * (message on stderr). */
-static int exchange(const char *path, const char *method, const char *url, unsigned timeout_s,
-		    char **reply)
+static int exchange(const char *path, const char *method, const char *url, const char *body,
+		    unsigned timeout_s, char **reply)
 {
 	uint64_t deadline = timeout_s ? clock_now_ns() + timeout_s * 1000000000ULL : 0;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -94,10 +112,15 @@ static int exchange(const char *path, const char *method, const char *url, unsig
 			close(fd);
 		return -e;
 	}
-	char req[256];
+	char req[API_MAX_BODY + 256];
 	int n = snprintf(req, sizeof(req),
-			 "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n"
-			 "Connection: close\r\n\r\n", method, url);
+			 "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n%s", method, url, strlen(body), body);
+	if (n < 0 || (size_t)n >= sizeof(req)) {
+		fprintf(stderr, "msivm remote: the request is too long\n");
+		close(fd);
+		return -E2BIG;
+	}
 	char *buf = malloc(REPLY_MAX + 1);
 	size_t len = 0;
 	int ret = buf ? send_all(fd, req, (size_t)n) : -ENOMEM;
@@ -130,9 +153,22 @@ static int exchange(const char *path, const char *method, const char *url, unsig
 	return 0;
 }
 
+/* The snapshot request's body; the paths made absolute (msivm's working directory may differ). */
+static char *snapshot_body(const char *state, const char *mem, bool resume)
+{
+	char *s = realpath_new(state), *m = realpath_new(mem);
+	json_t *j = s && m ? json_pack("{s:s,s:s,s:b}", "state", s, "mem", m, "resume", resume) : NULL;
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	free(s);
+	free(m);
+	return text;
+}
+
 int api_client_main(int argc, char **argv)
 {
-	const char *path = NULL, *cmd = NULL, *tmo = NULL;
+	const char *path = NULL, *cmd = NULL, *tmo = NULL, *state = NULL, *mem = NULL;
+	bool stay_paused = false;
 	unsigned timeout_s = TIMEOUT_DEFAULT_S;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -147,6 +183,12 @@ int api_client_main(int argc, char **argv)
 			tmo = argv[++i];
 		else if (!strncmp(argv[i], "--timeout=", 10))
 			tmo = argv[i] + 10;
+		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
+			state = argv[++i];
+		else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
+			mem = argv[++i];
+		else if (!strcmp(argv[i], "--paused"))
+			stay_paused = true;
 		else if (!cmd && argv[i][0] != '-')
 			cmd = argv[i];
 		else {
@@ -167,7 +209,18 @@ int api_client_main(int argc, char **argv)
 		return EXIT_REMOTE_USAGE;
 	}
 	static const char *const puts_[] = { "pause", "resume", "power-button", "shutdown",
-					     "reboot", "resize-disks", "dump" };
+					     "reboot", "resize-disks", "dump", "snapshot" };
+	bool snap = !strcmp(cmd, "snapshot");
+	if (snap != (state || mem || stay_paused) || (snap && (!state || !mem))) {
+		fprintf(stderr, "msivm remote: %s\n", snap ? "snapshot needs --state FILE and --mem FILE"
+			: "--state, --mem and --paused belong to the snapshot command");
+		return EXIT_REMOTE_USAGE;
+	}
+	char *req_body = snap ? snapshot_body(state, mem, !stay_paused) : strdup("");
+	if (!req_body) {
+		fprintf(stderr, "msivm remote: out of memory\n");
+		return EXIT_REMOTE_USAGE;
+	}
 	char url[64];
 	const char *method = "GET";
 	if (!strcmp(cmd, "info")) {
@@ -180,13 +233,15 @@ int api_client_main(int argc, char **argv)
 			i++;
 		if (i == sizeof(puts_) / sizeof(puts_[0])) {
 			fprintf(stderr, "msivm remote: unknown command '%s' (see msivm remote --help)\n", cmd);
+			free(req_body);
 			return EXIT_REMOTE_USAGE;
 		}
 		method = "PUT";
 		snprintf(url, sizeof(url), "/vm/%s", cmd);
 	}
 	char *reply = NULL;
-	int ret = exchange(path, method, url, timeout_s, &reply);
+	int ret = exchange(path, method, url, req_body, timeout_s, &reply);
+	free(req_body);
 	if (ret)
 		return ret == -ETIMEDOUT ? EXIT_REMOTE_TIMEOUT : EXIT_REMOTE_USAGE;
 	unsigned status = 0;

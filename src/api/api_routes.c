@@ -2,6 +2,7 @@
 #include "api/api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_control.h"
+#include "util/clock.h"
 #include "vmm/vm_dump.h"
+#include "vmm/vm_snapshot.h"
 #include "vmm/vm_stats.h"
 
 static void reply_json(struct api_reply *r, unsigned status, json_t *j)
@@ -102,8 +105,66 @@ static void dump_vm(struct api_target *t, struct api_reply *r)
 				     js, "paused_for_it", pause_for_it));
 }
 
+/* PUT /vm/snapshot {"state": FILE, "mem": FILE[, "resume": B]}: the vCPUs parked (a running
+ * VM is paused for it), the I/O thread parked with every request finished, the files written,
+ * then the VM runs again unless "resume" is false (a VM that was paused stays paused). */
+static void snapshot_vm(struct api_target *t, const char *body, size_t len, struct api_reply *r)
+{
+	json_error_t jerr;
+	json_t *req = json_loadb(body ? body : "", len, 0, &jerr);
+	const char *state = NULL, *mem = NULL;
+	int resume = 1;
+	if (!req || json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:s,s?b}", "state", &state, "mem",
+				   &mem, "resume", &resume)) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "the body must be {\"state\": FILE, \"mem\": FILE, "
+			 "\"resume\": true|false}: %s", jerr.text);
+		reply_error(r, 400, msg);
+		json_decref(req);
+		return;
+	}
+	struct error err = { "" };
+	uint64_t t0 = clock_now_ns();
+	bool pause_for_it = !vm_is_paused(t->vm);
+	int ret = pause_for_it ? vm_pause(t->vm, &err) : 0;
+	if (!ret)
+		ret = vm_io_park(t->vm, &err);
+	int sfd = -1, mfd = -1;
+	bool refused = false;
+	json_t *snap = ret ? NULL : vm_snapshot_state(t->vm, t->config_json, &refused, &err);
+	if (!ret && !snap)
+		ret = refused ? -EOPNOTSUPP : -EIO;
+	if (!ret && (sfd = open(state, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
+		ret = error_set(&err, -errno, "cannot create '%s': %s", state, strerror(errno));
+	if (!ret && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
+		ret = error_set(&err, -errno, "cannot create '%s': %s", mem, strerror(errno));
+	if (!ret)
+		ret = vm_snapshot_write(t->vm, snap, sfd, mfd, &err);
+	json_decref(snap);
+	if (sfd >= 0 && close(sfd) && !ret)
+		ret = error_set(&err, -errno, "cannot write '%s': %s", state, strerror(errno));
+	if (mfd >= 0 && close(mfd) && !ret)
+		ret = error_set(&err, -errno, "cannot write '%s': %s", mem, strerror(errno));
+	vm_io_release(t->vm);
+	uint64_t ms = (clock_now_ns() - t0) / 1000000;
+	if (pause_for_it && resume && ret != -ESHUTDOWN)
+		vm_resume(t->vm);
+	if (ret) {
+		log_err("API snapshot: %s", ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
+		reply_error(r, ret == -ESHUTDOWN ? 409 : ret == -EOPNOTSUPP ? 409 : 500,
+			    ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
+	} else {
+		log_info("API snapshot: %s and %s in %llu ms", state, mem, (unsigned long long)ms);
+		reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:b}", "result", "saved", "state",
+					     state, "mem", mem, "ms", (json_int_t)ms, "paused",
+					     vm_is_paused(t->vm)));
+	}
+	json_decref(req);
+}
+
 /* The PUT actions on a VM that exists. */
-static void put_action(struct api_target *t, const char *what, struct api_reply *r)
+static void put_action(struct api_target *t, const char *what, const char *body, size_t len,
+		       struct api_reply *r)
 {
 	struct vm *vm = t->vm;
 	if (!strcmp(what, "pause")) {
@@ -127,6 +188,8 @@ static void put_action(struct api_target *t, const char *what, struct api_reply 
 		reply_ok(r, "rebooting");
 	} else if (!strcmp(what, "dump")) {
 		dump_vm(t, r);
+	} else if (!strcmp(what, "snapshot")) {
+		snapshot_vm(t, body, len, r);
 	} else if (!strcmp(what, "resize-disks")) {
 		vm_post_host_event(vm, VM_HOST_EV_DISKS);
 		reply_ok(r, "disks measured again");
@@ -139,7 +202,7 @@ static bool is_put_path(const char *url)
 {
 	static const char *const paths[] = { "/vm/pause", "/vm/resume", "/vm/power-button",
 					     "/vm/shutdown", "/vm/reboot", "/vm/resize-disks",
-					     "/vm/dump" };
+					     "/vm/dump", "/vm/snapshot" };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (!strcmp(url, paths[i]))
 			return true;
@@ -157,20 +220,20 @@ void api_set_vm(struct api_target *t, struct vm *vm, unsigned boot)
 void api_route(struct api_target *t, const char *method, const char *url, const char *body,
 	       size_t len, struct api_reply *r)
 {
-	(void)body;
 	*r = (struct api_reply){ 0 };
 	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
 	bool known = !strcmp(url, "/vm") || !strcmp(url, "/metrics") || is_put_path(url);
 	if (!known) {
 		reply_error(r, 404, "no such path (GET /vm, GET /metrics, PUT /vm/pause|resume|"
-				    "power-button|shutdown|reboot|resize-disks|dump)");
+				    "power-button|shutdown|reboot|resize-disks|dump|snapshot)");
 		return;
 	}
 	if ((is_put_path(url) && !put) || (!is_put_path(url) && !get)) {
 		reply_error(r, 405, is_put_path(url) ? "use PUT" : "use GET");
 		return;
 	}
-	if (len) {
+	bool takes_body = !strcmp(url, "/vm/snapshot");
+	if (len && !takes_body) {
 		reply_error(r, 400, "this request takes no body");
 		return;
 	}
@@ -182,6 +245,6 @@ void api_route(struct api_target *t, const char *method, const char *url, const 
 	else if (!strcmp(url, "/metrics"))
 		reply_json(r, 200, vm_stats_json(t->vm));
 	else
-		put_action(t, url + strlen("/vm/"), r);
+		put_action(t, url + strlen("/vm/"), body, len, r);
 	pthread_mutex_unlock(&t->lock);
 }

@@ -40,6 +40,7 @@ static const struct option run_options[] = {
 	{ "dump-on-crash", required_argument, NULL, LONG_ONLY },
 	{ "log-level", required_argument, NULL, LONG_ONLY },
 	{ "config", required_argument, NULL, LONG_ONLY },
+	{ "restore", required_argument, NULL, LONG_ONLY },
 	{ "print-config", no_argument, NULL, LONG_ONLY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -48,7 +49,7 @@ static const struct option run_options[] = {
 };
 #define NOPTIONS (sizeof(run_options) / sizeof(run_options[0]) - 1)
 
-static const char *const cli_only[] = { "config", "print-config", "help", "verbose", "quiet",
+static const char *const cli_only[] = { "config", "restore", "print-config", "help", "verbose", "quiet",
 					"memory" };
 
 const struct option *config_cli_options(void) { return run_options; }
@@ -131,7 +132,7 @@ static int apply(struct run_config *c, const struct cli_item *it, struct error *
 /* The first pass: every option checked and kept in order, --help, --config and
  * --print-config noted. Returns 0, 1 for --help, or -EINVAL with a message. */
 static int collect(int argc, char **argv, struct cli_item *items, int *nitems,
-		   const char **file, bool *print, struct error *e)
+		   const char **file, const char **restore, bool *print, struct error *e)
 {
 	int opt, index = -1;
 	opterr = 0;
@@ -148,6 +149,10 @@ static int collect(int argc, char **argv, struct cli_item *items, int *nitems,
 			if (*file)
 				return error_set(e, -EINVAL, "--config is given twice: one file only");
 			*file = optarg;
+		} else if (!strcmp(name, "restore")) {
+			if (*restore)
+				return error_set(e, -EINVAL, "--restore is given twice: one snapshot only");
+			*restore = optarg;
 		} else if (!strcmp(name, "print-config")) {
 			*print = true;
 		}
@@ -165,12 +170,17 @@ int config_cli_parse(int argc, char **argv, struct run_config *c, enum config_ac
 	struct cli_item *items = calloc((size_t)argc + 1, sizeof(*items));
 	if (!items)
 		return error_set(e, -ENOMEM, "out of memory");
-	const char *file = NULL;
+	const char *file = NULL, *restore = NULL;
 	bool print = false;
-	int n = 0, ret = collect(argc, argv, items, &n, &file, &print, e);
+	int n = 0, ret = collect(argc, argv, items, &n, &file, &restore, &print, e);
 	*action = ret == 1 ? CONFIG_HELP : print ? CONFIG_PRINT : CONFIG_RUN;
+	if (ret == 0 && file && restore)
+		ret = error_set(e, -EINVAL, "--config and --restore both give the VM: the snapshot "
+				"holds its configuration (options after it still apply)");
 	if (ret == 0 && file)
 		ret = config_json_load(c, file, e);
+	if (ret == 0 && restore)
+		ret = config_restore_load(c, restore, e);
 	for (int i = 0; ret == 0 && i < n; i++)
 		ret = apply(c, &items[i], e);
 	free(items);

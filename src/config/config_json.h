@@ -16,4 +16,10 @@ int config_json_load(struct run_config *c, const char *path, struct error *e);
 int config_json_read(struct run_config *c, const char *text, size_t len, const char *origin,
 		     struct error *e);
 
+/* --restore's value (state=FILE,mem=FILE[,paused]): reads and checks the snapshot's state
+ * file, keeps it in c->restore_root, and reads its configuration into c (the keys of the
+ * process that took it, such as serial, api-socket, log and stats files, left out). Returns 0
+ * or -errno with a message naming the file and the problem. */
+int config_restore_load(struct run_config *c, const char *arg, struct error *e);
+
 #endif

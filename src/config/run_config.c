@@ -1,6 +1,8 @@
 /* run_config: defaults, the checks that need every option, device order, freeing. */
 #include "config/run_config.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +25,15 @@ void run_config_free(struct run_config *c)
 {
 	char **strings[] = { &c->kernel, &c->initrd, &c->cmdline, &c->serial, &c->kvm_device,
 			     &c->cpu_pin, &c->chroot, &c->stats_json, &c->log_file,
-			     &c->api_socket, &c->dump_dir };
+			     &c->api_socket, &c->dump_dir, &c->restore_state, &c->restore_mem };
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		free(*strings[i]);
 		*strings[i] = NULL;
 	}
 	c->jail.root = NULL;
 	c->vm.kvm_path = NULL;
+	json_decref(c->restore_root);
+	c->restore_root = NULL;
 }
 
 int config_strset(char **dst, const char *src, struct error *e)

@@ -24,6 +24,10 @@ struct run_config {
 	char *log_file;        /* --log-file; NULL: standard error */
 	char *api_socket;      /* --api-socket PATH; NULL: no API */
 	char *dump_dir;        /* --dump-on-crash DIR; NULL: no crash dumps */
+	char *restore_state;   /* --restore state=FILE; NULL: boot the kernel */
+	char *restore_mem;     /* --restore mem=FILE */
+	bool restore_paused;   /* --restore paused: the restored VM waits for the API's resume */
+	struct json_t *restore_root; /* the state file read by --restore (config_restore_load) */
 	bool stats;            /* --stats */
 	bool no_reboot;        /* --no-reboot */
 	enum log_level log_level; /* --log-level, -v, -q */

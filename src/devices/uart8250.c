@@ -229,3 +229,37 @@ const struct bus_ops uart8250_ops = {
 	.read = uart_read,
 	.write = uart_write,
 };
+
+json_t *uart8250_save(struct uart8250 *u)
+{
+	pthread_mutex_lock(&u->lock);
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b}", "ier", u->ier, "lcr", u->lcr,
+			      "mcr", u->mcr, "scr", u->scr, "dll", u->dll, "dlm", u->dlm, "fcr",
+			      u->fcr, "thre_pending", u->thre_pending);
+	pthread_mutex_unlock(&u->lock);
+	return o;
+}
+
+int uart8250_load(struct uart8250 *u, const json_t *o)
+{
+	int r[7], thre;
+	if (json_unpack((json_t *)o, "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b}", "ier", &r[0], "lcr",
+			&r[1], "mcr", &r[2], "scr", &r[3], "dll", &r[4], "dlm", &r[5], "fcr", &r[6],
+			"thre_pending", &thre))
+		return -EINVAL;
+	for (int i = 0; i < 7; i++)
+		if (r[i] < 0 || r[i] > 0xff)
+			return -EINVAL;
+	pthread_mutex_lock(&u->lock);
+	u->ier = (uint8_t)(r[0] & 0x0f);
+	u->lcr = (uint8_t)r[1];
+	u->mcr = (uint8_t)r[2];
+	u->scr = (uint8_t)r[3];
+	u->dll = (uint8_t)r[4];
+	u->dlm = (uint8_t)r[5];
+	u->fcr = (uint8_t)r[6];
+	u->thre_pending = thre;
+	update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}

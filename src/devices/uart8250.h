@@ -2,6 +2,7 @@
 #ifndef MSIVM_DEVICES_UART8250_H
 #define MSIVM_DEVICES_UART8250_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,6 +43,14 @@ void uart8250_receive(struct uart8250 *u, const uint8_t *data, uint32_t len);
 /* Queues at most what the FIFO has room for; returns how many bytes it took
  * (the caller keeps the rest until rx_drained). */
 uint32_t uart8250_receive_some(struct uart8250 *u, const uint8_t *data, uint32_t len);
+
+/* Snapshot: the registers the guest programmed (IER, LCR, MCR, SCR, divisor, FCR) and a pending
+ * THR-empty interrupt, as JSON; received bytes in the FIFO are not kept. */
+json_t *uart8250_save(struct uart8250 *u);
+
+/* Restore (before the guest runs): puts them back and raises the line if a cause is pending.
+ * Returns 0 or -EINVAL if a field is missing or out of range. */
+int uart8250_load(struct uart8250 *u, const json_t *o);
 
 /* Register handlers for an 8-port range; register with bus_register. */
 extern const struct bus_ops uart8250_ops;

@@ -462,11 +462,53 @@ static void blk_reset(void *opaque)
 	/* every request's io_done ran (cancel waits for what started), so nothing is charged */
 }
 
+/* Snapshot (lock held): every request in flight completes; starved queues are rescheduled. */
+static void blk_quiesce(void *opaque)
+{
+	struct virtio_blk *b = opaque;
+	if (b->be)
+		blk_backend_drain(b->be);
+	after_completions(b);
+}
+
+/* Snapshot: the cache mode the driver chose, a latched flush error, and the image's size (a
+ * restore refuses an image that changed size: the guest's view of it is in the snapshot). */
+static json_t *blk_save(void *opaque, struct error *err)
+{
+	(void)err;
+	struct virtio_blk *b = opaque;
+	return json_pack("{s:i,s:i,s:I}", "writeback", b->writeback, "flush_error", b->flush_error,
+			 "bytes", (json_int_t)b->be->size);
+}
+
+static int blk_load(void *opaque, const json_t *o, struct error *err)
+{
+	struct virtio_blk *b = opaque;
+	int wb, fe;
+	json_int_t bytes;
+	if (json_unpack((json_t *)o, "{s:i,s:i,s:I}", "writeback", &wb, "flush_error", &fe, "bytes",
+			&bytes) || wb < -1 || wb > 1 || fe > 0 || fe < -4095)
+		return error_set(err, -EINVAL, "%s: the saved cache mode or flush error is invalid",
+				 b->name);
+	if ((uint64_t)bytes != b->be->size)
+		return error_set(err, -EINVAL, "%s: the disk image is %llu bytes, it was %lld when the "
+				 "snapshot was taken", b->name, (unsigned long long)b->be->size,
+				 (long long)bytes);
+	if (wb == 1 && !(b->pci.negotiated & (1ULL << VIRTIO_BLK_F_FLUSH)))
+		return error_set(err, -EINVAL, "%s: saved writeback without FLUSH", b->name);
+	b->writeback = (int8_t)wb;
+	b->flush_error = fe;
+	return 0;
+}
+
 static const struct virtio_dev_ops blk_ops = {
 	.config_read = vblk_config_read,
 	.config_write = vblk_config_write,
 	.queue_notify = blk_notify,
 	.reset = blk_reset,
+	.quiesce = blk_quiesce,
+	.save = blk_save,
+	.load = blk_load,
 };
 
 void virtio_blk_complete(struct virtio_blk *b)

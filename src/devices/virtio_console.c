@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "util/hex.h"
 #include "util/log.h"
 #include "virtio/budget.h"
 
@@ -460,11 +461,54 @@ static void con_reset(void *opaque)
 	c->ctl_n = 0;
 }
 
+/* Snapshot: the port handshake (MULTIPORT) and the control messages not yet delivered. */
+static json_t *con_save(void *opaque, struct error *err)
+{
+	(void)err;
+	struct virtio_console *c = opaque;
+	json_t *msgs = json_array();
+	for (uint32_t i = 0; i < c->ctl_n; i++) {
+		char hex[2 * sizeof(c->ctl_msg[i].b) + 1];
+		hex_encode(c->ctl_msg[i].b, c->ctl_msg[i].len, hex);
+		json_array_append_new(msgs, json_string(hex));
+	}
+	return json_pack("{s:b,s:b,s:b,s:o}", "port_open", c->port_open, "port_ready",
+			 c->port_ready, "port_added", c->port_added, "control_messages", msgs);
+}
+
+static int con_load(void *opaque, const json_t *o, struct error *err)
+{
+	struct virtio_console *c = opaque;
+	int open, ready, added;
+	json_t *msgs;
+	if (json_unpack((json_t *)o, "{s:b,s:b,s:b,s:o}", "port_open", &open, "port_ready", &ready,
+			"port_added", &added, "control_messages", &msgs) || !json_is_array(msgs) ||
+	    json_array_size(msgs) > VIRTIO_CONSOLE_CTRL_MAX)
+		return error_set(err, -EINVAL, "%s: the saved port state is invalid", c->name);
+	c->ctl_n = 0;
+	for (size_t i = 0; i < json_array_size(msgs); i++) {
+		const json_t *m = json_array_get(msgs, i);
+		size_t len = json_string_length(m) / 2;
+		if (!json_is_string(m) || len > sizeof(c->ctl_msg[i].b) ||
+		    hex_decode(json_string_value(m), json_string_length(m), c->ctl_msg[i].b, len))
+			return error_set(err, -EINVAL, "%s: saved control message %zu is invalid",
+					 c->name, i);
+		c->ctl_msg[i].len = (uint32_t)len;
+		c->ctl_n++;
+	}
+	c->port_open = open;
+	c->port_ready = ready;
+	c->port_added = added;
+	return 0;
+}
+
 static const struct virtio_dev_ops con_ops = {
 	.config_read = con_config_read,
 	.config_write = con_config_write,
 	.queue_notify = con_notify,
 	.reset = con_reset,
+	.save = con_save,
+	.load = con_load,
 };
 
 int virtio_console_open_input(const char *path, struct error *err)

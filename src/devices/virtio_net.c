@@ -103,6 +103,8 @@ static const struct virtio_dev_ops net_ops = {
 	.queue_notify = net_notify,
 	.driver_ok = net_driver_ok,
 	.reset = net_reset,
+	.save = vnet_state_save,
+	.load = vnet_state_load,
 };
 
 /* ---- backend fds ---- */

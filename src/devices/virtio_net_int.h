@@ -37,6 +37,10 @@ void vnet_rx_reset(struct virtio_net *n);
 /* The receive offloads in force changed (CTRL_GUEST_OFFLOADS): the backend follows now. Frames
  * it already holds with a switched-off offload are dropped when read (counted rx_bad_hdr). */
 void vnet_rx_offloads_changed(struct virtio_net *n);
+/* Snapshot: the control queue's state (MAC, offloads, pairs, RX filter) as JSON; NULL with a
+ * message for backend=vhost. Restore: puts it back (lock held, before DRIVER_OK), 0 or -EINVAL. */
+json_t *vnet_state_save(void *opaque, struct error *err);
+int vnet_state_load(void *opaque, const json_t *o, struct error *err);
 /* Adds (on) or removes the backend queue's rx fd from the event loop. */
 void vnet_rx_watch(struct virtio_net *n, struct vnet_bq *bq, bool on);
 

@@ -128,6 +128,30 @@ static void tx_serve(struct virtio_vsock *v)
 	vsock_rx_serve(v); /* what the packets asked for: responses, credit, resets */
 }
 
+/* The event a restore owes the driver (virtio 1.2, 5.10.6.7): its connections were host sockets
+ * of the process that took the snapshot, and are gone; it resets them and reads the guest CID
+ * again. Sent in the first event buffer the driver gives (lock held). */
+static void send_transport_reset(struct virtio_vsock *v)
+{
+	struct virtq *q = virtio_pci_queue(&v->pci, VSOCK_EVQ);
+	if (!v->owe_reset || !q)
+		return;
+	int r = virtq_pop(q, &v->chain);
+	if (r == 1 && v->chain.in_bytes < 4) {
+		log_ratelimited(&v->rl, LOG_WARN, "%s: event buffer of %u bytes: too short for an "
+				"event", v->name, v->chain.in_bytes);
+		virtq_push(q, v->chain.head, 0);
+	} else if (r == 1) {
+		uint32_t id = htole32(VSOCK_EVENT_TRANSPORT_RESET);
+		virtq_chain_scatter(&v->chain, &id, sizeof(id));
+		virtq_push(q, v->chain.head, sizeof(id));
+		v->owe_reset = false;
+		v->transport_resets++;
+	}
+	if (r != 0)
+		virtio_pci_queue_done(&v->pci, VSOCK_EVQ);
+}
+
 static void vsock_notify(void *opaque, uint16_t qi)
 {
 	struct virtio_vsock *v = opaque;
@@ -139,7 +163,8 @@ static void vsock_notify(void *opaque, uint16_t qi)
 		tx_serve(v);
 	else if (qi == VSOCK_RXQ)
 		vsock_rx_serve(v);
-	/* the event queue's buffers wait: no event is sent (no migration, no transport reset) */
+	else
+		send_transport_reset(v); /* the event queue's buffers wait for one (a restore) */
 }
 
 static void vsock_driver_ok(void *opaque)
@@ -158,11 +183,45 @@ static void vsock_reset(void *opaque)
 	v->norphans = 0;
 }
 
+static uint32_t vsock_live_conns(const struct virtio_vsock *v)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < VSOCK_MAX_CONNS; i++)
+		n += v->conns[i].state != VC_FREE;
+	return n;
+}
+
+/* Snapshot: the connections are not saved (they are host sockets of this process): the
+ * restored device owes the driver a TRANSPORT_RESET. backend=vhost is refused: the kernel owns
+ * its rings. */
+static json_t *vsock_save(void *opaque, struct error *err)
+{
+	struct virtio_vsock *v = opaque;
+	if (v->vhost) {
+		error_set(err, -EOPNOTSUPP, "%s: backend=vhost cannot be saved yet (the kernel owns "
+			  "its rings)", v->name);
+		return NULL;
+	}
+	return json_pack("{s:I}", "connections_dropped", (json_int_t)vsock_live_conns(v));
+}
+
+/* Restore (before DRIVER_OK is replayed): a TRANSPORT_RESET is owed. */
+static int vsock_load(void *opaque, const json_t *o, struct error *err)
+{
+	struct virtio_vsock *v = opaque;
+	(void)o;
+	(void)err;
+	v->owe_reset = true;
+	return 0;
+}
+
 static const struct virtio_dev_ops vsock_ops = {
 	.config_read = vsock_config_read,
 	.queue_notify = vsock_notify,
 	.driver_ok = vsock_driver_ok,
 	.reset = vsock_reset,
+	.save = vsock_save,
+	.load = vsock_load,
 };
 
 /* ---- the listener, and the guest's connects (both on the I/O thread) ---- */

@@ -13,6 +13,7 @@
 #define VSOCK_RXQ                0
 #define VSOCK_TXQ                1
 #define VSOCK_EVQ                2
+#define VSOCK_EVENT_TRANSPORT_RESET 0 /* virtio_vsock_event.id: the driver's connections are gone */
 #define VSOCK_NQUEUES            3
 #define VSOCK_QUEUE_SIZE         256
 #define VSOCK_CONFIG_SIZE        8      /* guest_cid, le64 */
@@ -123,6 +124,8 @@ struct virtio_vsock {
 	uint32_t norphans;
 	struct virtq_chain chain;
 	uint8_t *bounce;                  /* VSOCK_PKT_MAX: packet payloads on their way */
+	bool owe_reset;                   /* restored from a snapshot: a TRANSPORT_RESET event is owed */
+	uint64_t transport_resets;        /* TRANSPORT_RESET events sent */
 	/* backend=vhost (vsock_vhost.c): the kernel runs rx and tx; conns[] and PATH stay unused */
 	bool vhost;
 	int vhost_fd;                     /* /dev/vhost-vsock (-1: none) */

@@ -107,10 +107,11 @@ static void vsock_print(const void *dev, FILE *out)
 	}
 	fprintf(out, "  %s: cid %" PRIu64 ", %s; connections %" PRIu64 " from the guest, %" PRIu64
 		" from the host, %" PRIu64 " refused; %" PRIu64 " bytes to the host, %" PRIu64
-		" to the guest; %" PRIu64 " bad packets, %" PRIu64 " resets sent; %" PRIu64
-		" kicks (%" PRIu64 " by MMIO exit)\n", v->name, v->cid, v->path, s->conns_guest,
-		s->conns_host, s->refused, s->bytes_to_host, s->bytes_to_guest, s->bad_packets,
-		s->resets, v->pci.stats.kicks, v->pci.stats.kicks_mmio);
+		" to the guest; %" PRIu64 " bad packets, %" PRIu64 " resets sent, %" PRIu64
+		" transport resets; %" PRIu64 " kicks (%" PRIu64 " by MMIO exit)\n", v->name, v->cid,
+		v->path, s->conns_guest, s->conns_host, s->refused, s->bytes_to_host,
+		s->bytes_to_guest, s->bad_packets, s->resets, v->transport_resets, v->pci.stats.kicks,
+		v->pci.stats.kicks_mmio);
 }
 
 static void vsock_json(const void *dev, json_t *dj)
@@ -128,6 +129,7 @@ static void vsock_json(const void *dev, json_t *dj)
 	json_object_set_new(dj, "bytes_to_guest", json_integer((json_int_t)s->bytes_to_guest));
 	json_object_set_new(dj, "bad_packets", json_integer((json_int_t)s->bad_packets));
 	json_object_set_new(dj, "resets", json_integer((json_int_t)s->resets));
+	json_object_set_new(dj, "transport_resets", json_integer((json_int_t)v->transport_resets));
 }
 
 const struct device_type vsock_device_type = {

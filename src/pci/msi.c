@@ -14,7 +14,7 @@
 #define OFF_ADDR_HI   8
 #define OFF_DATA      12
 #define OFF_MASK      16
-#define OFF_PENDING   20
+#define OFF_PENDING   MSI_OFF_PENDING
 
 int msi_init(struct msi *m, struct pci_func *f, struct gsi_routes *routes, uint32_t nvec)
 {

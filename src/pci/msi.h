@@ -11,6 +11,7 @@
 #define MSI_CAP_ID      0x05
 #define MSI_CAP_LEN     24
 #define MSI_MAX_VECTORS 32
+#define MSI_OFF_PENDING 20 /* the pending bits' offset in the capability */
 
 enum msi_path { MSI_DELIVERED, MSI_PENDED, MSI_DROPPED };
 

@@ -133,6 +133,12 @@ static inline uint32_t pci_cfg_get32(const struct pci_func *f, uint32_t off)
 {
 	return (uint32_t)pci_cfg_get16(f, off) | (uint32_t)pci_cfg_get16(f, off + 2) << 16;
 }
+/* The little-endian dword at `off` of a config space image (e.g. a saved one). */
+static inline uint32_t pci_cfg_get32_raw(const uint8_t *cfg, uint32_t off)
+{
+	return (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
+	       (uint32_t)cfg[off + 3] << 24;
+}
 static inline void pci_cfg_set16(struct pci_func *f, uint32_t off, uint16_t v)
 {
 	f->cfg[off] = (uint8_t)v;

@@ -17,7 +17,9 @@
 #include "vmm/jail.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
+#include "util/clock.h"
 #include "vmm/vm_dump.h"
+#include "vmm/vm_snapshot.h"
 #include "vmm/vm_stats.h"
 
 /* What the run holds open on the host, released by close_ends. */
@@ -214,6 +216,28 @@ static bool reboots(const struct run_config *c, const struct vm *vm, unsigned bo
 	return true;
 }
 
+/* --restore: the snapshot into the VM just built; with `paused`, its vCPUs wait for the API. */
+static int restore(const struct run_config *c, struct vm *vm, struct error *err)
+{
+	int fd = open(c->restore_mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, -errno, "cannot open the snapshot's memory file '%s': %s",
+				 c->restore_mem, strerror(errno));
+	uint64_t t0 = clock_now_ns();
+	int ret = vm_snapshot_restore(vm, c->restore_root, fd, err);
+	close(fd); /* the private mapping keeps the file */
+	if (ret) {
+		char why[sizeof(err->msg)];
+		memcpy(why, err->msg, sizeof(why));
+		return error_set(err, ret, "cannot restore %s: %s", c->restore_state, why);
+	}
+	if (c->restore_paused)
+		atomic_store(&vm->paused, true);
+	log_info("restored %s (%.3f ms)%s", c->restore_state, (double)(clock_now_ns() - t0) / 1e6,
+		 c->restore_paused ? ", paused" : "");
+	return 0;
+}
+
 /* Builds, boots and runs the VM until a boot ends for good; *err says why when the outcome
  * is RUN_NOT_STARTED or RUN_VMM_FAILED. */
 static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct api_target *api,
@@ -226,8 +250,10 @@ static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct 
 		struct x86_boot_spec spec = { c->kernel, c->cmdline, c->initrd };
 		/* The process-wide filter goes on once the first VM is built; it still lets this
 		 * thread build the next one after a guest reboot. The API thread starts inside the
-		 * jail, under that filter. */
-		if (x86_boot(vm, &spec, err) ||
+		 * jail, under that filter. A --restore puts the snapshot in the first VM instead of
+		 * a kernel (a guest reboot later boots the kernel of its configuration). */
+		bool restoring = boot == 1 && c->restore_root;
+		if ((restoring ? restore(c, vm, err) : x86_boot(vm, &spec, err)) ||
 		    (boot == 1 && (jail_enter(&c->jail, err) ||
 				   seccomp_install(SECCOMP_BASELINE, c->vm.seccomp, "main", err) ||
 				   (api_srv && api_server_run(api_srv, err))))) {
@@ -281,6 +307,8 @@ struct run_outcome run_vm(struct run_config *c)
 		return out;
 	}
 	api.dump_dir = h.dump_dir;
+	if (c->api_socket)
+		vm_snapshot_warm_up(); /* the API's snapshots need it once the filters are on */
 	if (!(vm = calloc(1, sizeof(*vm))))
 		error_set(&err, -ENOMEM, "out of memory");
 	else if (c->api_socket && (!(api.config_json = config_json = config_print(c, &err)) ||

@@ -61,3 +61,27 @@ bool file_on_path(const char *prog)
 	}
 	return false;
 }
+
+static bool page_is_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		if (v)
+			return false;
+	}
+	return true;
+}
+
+int file_write_sparse(int fd, const uint8_t *p, uint64_t n, uint64_t off)
+{
+	const uint64_t page = 4096;
+	for (uint64_t i = 0; i < n; i += page) {
+		size_t len = n - i < page ? (size_t)(n - i) : (size_t)page;
+		if (len == page && page_is_zero(p + i, len))
+			continue;
+		if (pwrite(fd, p + i, len, (off_t)(off + i)) != (ssize_t)len)
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}

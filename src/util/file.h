@@ -21,6 +21,10 @@ int file_map(const char *path, const char *what, struct mapped_file *f, struct e
 /* Unmaps a file mapped by file_map. */
 void file_unmap(struct mapped_file *f);
 
+/* Writes n bytes of p at offset off of fd, leaving out every whole 4 KiB page of zeroes (a
+ * hole there reads as zeroes: the caller sizes the file with ftruncate). Returns 0 or -errno. */
+int file_write_sparse(int fd, const uint8_t *p, uint64_t n, uint64_t off);
+
 /* Whether an executable `prog` is in a directory of $PATH (an empty entry is "."). */
 bool file_on_path(const char *prog);
 

@@ -2,8 +2,11 @@
 #ifndef MSIVM_VIRTIO_VIRTIO_DEV_H
 #define MSIVM_VIRTIO_VIRTIO_DEV_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "util/error.h"
 
 #define VIRTIO_F_INDIRECT_DESC 28
 #define VIRTIO_F_EVENT_IDX     29
@@ -26,6 +29,17 @@ struct virtio_dev_ops {
 	void (*driver_ok)(void *opaque);
 	/* The driver reset the device: forget in-flight state. */
 	void (*reset)(void *opaque);
+	/* Snapshot (I/O thread, vCPUs stopped): finish every request the backend has in flight;
+	 * their completions are pushed and signalled as usual. NULL: nothing is ever in flight. */
+	void (*quiesce)(void *opaque);
+	/* Snapshot: the device's own state beyond the transport's, as a JSON object, or NULL with
+	 * a message in *err when the device cannot be saved (the snapshot is refused). NULL hook:
+	 * nothing of its own to save. */
+	json_t *(*save)(void *opaque, struct error *err);
+	/* Restore, in a new process before the guest runs, after the queues are set up and before
+	 * the driver's DRIVER_OK is replayed: puts back what save wrote. Returns 0 or -EINVAL with
+	 * a message. NULL hook: the saved object is ignored. */
+	int (*load)(void *opaque, const json_t *state, struct error *err);
 };
 
 struct virtio_dev_info {

@@ -92,6 +92,13 @@ static void raise_irq(struct virtio_pci *t, uint16_t vector, uint32_t msi_idx, u
 		intx_assert(t);
 }
 
+void vpci_isr_restore(struct virtio_pci *t, uint8_t isr)
+{
+	t->isr = isr & (ISR_QUEUE | ISR_CONFIG);
+	if (t->isr && !msix_on(t) && !msi_on(t))
+		intx_assert(t);
+}
+
 void virtio_pci_set_needs_reset(struct virtio_pci *t, const char *why)
 {
 	log_ratelimited(&t->rl, LOG_WARN, "%s: device needs reset: %s", t->info.name, why);

@@ -134,6 +134,15 @@ void vpci_hold_reset(struct vpci_queue *vq)
 	h->gap_ns = h->sent_ns = h->react_ns = 0;
 }
 
+void vpci_hold_flush(struct virtio_pci *t)
+{
+	for (uint16_t q = 0; q < t->info.nqueues; q++) {
+		struct vpci_queue *vq = &t->queues[q];
+		if (vq->hold.held && virtio_pci_queue(t, q))
+			release(t, vq, clock_now_ns());
+	}
+}
+
 /* The quiet time or the cap ran out: the held notification goes out (unless the queue is no
  * longer live: a reset dropped it already, NEEDS_RESET drops it here). */
 static void on_timer(void *opaque, uint32_t events)

@@ -83,6 +83,11 @@ bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq);
 /* A notification of queue vq went out now (for the reaction time the quiet time starts from). */
 void vpci_hold_sent(struct vpci_queue *vq);
 void vpci_hold_reset(struct vpci_queue *vq);
+/* Every held notification of the transport goes out now (a snapshot; lock held). */
+void vpci_hold_flush(struct virtio_pci *t);
+/* Restore (lock held): ISR as saved; a queue or config cause still in it raises INTx again
+ * when neither MSI-X nor MSI is on (the guest had not yet read it). */
+void vpci_isr_restore(struct virtio_pci *t, uint8_t isr);
 void vpci_hold_destroy(struct virtio_pci *t);
 
 /* Features the transport offers on top of the device's. */

@@ -1,6 +1,7 @@
 /* Seccomp: per-thread allow-lists (libseccomp) with ioctl requests filtered, and the SIGSYS report. */
 #include "vmm/seccomp.h"
 #include "vmm/vm_dump.h"
+#include "vmm/vm_snapshot.h"
 
 #include <errno.h>
 #include <execinfo.h>
@@ -95,9 +96,15 @@ static const unsigned long setup_ioctls[] = {
 	VHOST_SET_OWNER, VHOST_GET_FEATURES, VHOST_SET_MEM_TABLE, VHOST_VSOCK_SET_GUEST_CID,
 	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET, BLKALIGNOFF, BLKIOMIN, BLKIOOPT, TCGETS, TCSETS,
 	TCSETSW, TCSETSF, TIOCGWINSZ, FIONBIO, FIOCLEX, SIOCGIFMTU,
+	/* the API thread's snapshot (its own filter narrows this one down) */
+	KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS, KVM_GET_DEBUGREGS,
+	KVM_GET_MP_STATE, KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2, KVM_GET_CLOCK, KVM_GET_PIT2,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(VM_SNAPSHOT_OPEN_FLAGS == VM_DUMP_OPEN_FLAGS,
+	       "the API thread's openat rule allows one set of flags");
 
 int seccomp_mode_parse(const char *s, enum seccomp_mode *out)
 {
@@ -260,7 +267,11 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		/* ... and PUT /vm/dump: the parked vCPUs' registers, and new files in the dump
 		 * directory (openat with exactly vm_dump_write's flags: it cannot read a file) */
 		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE,
-							    KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_MSRS };
+							    KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_MSRS,
+			/* ... and PUT /vm/snapshot: the rest of each vCPU's and the VM's state */
+			KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS,
+			KVM_GET_DEBUGREGS, KVM_GET_MP_STATE, KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2,
+			KVM_GET_CLOCK, KVM_GET_PIT2 };
 		ret = allow_calls(ctx, api_calls, N(api_calls));
 		if (!ret)
 			ret = allow_ioctls(ctx, api_ioctls, N(api_ioctls));

@@ -200,6 +200,12 @@ static int setup_loop(struct vm *vm, struct error *err)
 	vm->host_event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->host_event_fd < 0)
 		return error_set(err, -errno, "eventfd: %s", strerror(errno));
+	vm->park_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->park_fd < 0)
+		return error_set(err, -errno, "eventfd: %s", strerror(errno));
+	vm->park_handler = (struct evloop_handler){ vm_io_park_handler, vm };
+	if ((ret = evloop_add(&vm->loop, vm->park_fd, EPOLLIN, &vm->park_handler)))
+		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
 	vm->host_event_handler = (struct evloop_handler){ on_host_event, vm };
 	if ((ret = evloop_add(&vm->loop, vm->host_event_fd, EPOLLIN, &vm->host_event_handler)))
 		return error_set(err, ret, "epoll_ctl: %s", strerror(-ret));
@@ -358,7 +364,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = *cfg;
 	vm->kvm_fd = vm->vm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
-	vm->host_event_fd = -1;
+	vm->host_event_fd = vm->park_fd = -1;
 	vm->loop.epfd = -1;
 	atomic_init(&vm->end, VM_RUNNING);
 	vm->start_ns = clock_now_ns();
@@ -409,8 +415,10 @@ void vm_destroy(struct vm *vm)
 		close(vm->ctl_quit_fd);
 	if (vm->host_event_fd >= 0)
 		close(vm->host_event_fd);
+	if (vm->park_fd >= 0)
+		close(vm->park_fd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_fd = vm->signal_fd = vm->ctl_quit_fd = -1;
-	vm->host_event_fd = -1;
+	vm->host_event_fd = vm->park_fd = -1;
 	vm_control_destroy(vm);
 }
 

@@ -2,10 +2,13 @@
 #include "vmm/vm_control.h"
 
 #include <errno.h>
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "devices/power_button.h"
 #include "util/clock.h"
+#include "virtio/virtio_pci_state.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_state.h"
 
@@ -67,6 +70,68 @@ int vm_pause(struct vm *vm, struct error *err)
 		return error_set(err, -ETIMEDOUT, "%u of %u vCPUs parked within %d s",
 				 parked, vm->ncpus, PAUSE_WAIT_S);
 	return ending(vm) ? -ESHUTDOWN : 0;
+}
+
+#define IO_PARK_WAIT_S 30
+
+int vm_io_park(struct vm *vm, struct error *err)
+{
+	pthread_mutex_lock(&vm->pause_lock);
+	vm->io_park_req = true;
+	pthread_mutex_unlock(&vm->pause_lock);
+	uint64_t one = 1;
+	if (write(vm->park_fd, &one, sizeof(one)) != sizeof(one)) {
+		vm_io_release(vm);
+		return error_set(err, -errno, "cannot ask the I/O thread to park: %s", strerror(errno));
+	}
+	struct timespec until = clock_deadline_ms(IO_PARK_WAIT_S * 1000L);
+	int ret = 0;
+	pthread_mutex_lock(&vm->pause_lock);
+	while (!vm->io_parked && !ending(vm) && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &until);
+	bool parked = vm->io_parked;
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (parked)
+		return 0;
+	vm_io_release(vm);
+	if (ending(vm))
+		return -ESHUTDOWN;
+	return error_set(err, -ETIMEDOUT, "the devices did not finish their requests within %d s",
+			 IO_PARK_WAIT_S);
+}
+
+void vm_io_release(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->pause_lock);
+	vm->io_park_req = false;
+	pthread_cond_broadcast(&vm->pause_cond);
+	pthread_mutex_unlock(&vm->pause_lock);
+}
+
+void vm_io_park_handler(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	uint64_t v;
+	(void)events;
+	if (read(vm->park_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&vm->pause_lock);
+	bool asked = vm->io_park_req;
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (!asked)
+		return;
+	for (uint32_t i = 0; i < vm->ndevs; i++)
+		virtio_pci_quiesce(vm->devs[i].pci);
+	pthread_mutex_lock(&vm->pause_lock);
+	vm->io_parked = true;
+	pthread_cond_broadcast(&vm->pause_cond);
+	/* A stop (the operator's signal) ends the wait: the snapshot then fails, the VM stops. */
+	while (vm->io_park_req && !ending(vm)) {
+		struct timespec t = clock_deadline_ms(100);
+		pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &t);
+	}
+	vm->io_parked = false;
+	pthread_mutex_unlock(&vm->pause_lock);
 }
 
 int vm_resume(struct vm *vm)

@@ -3,6 +3,7 @@
 #define MSIVM_VMM_VM_CONTROL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -28,6 +29,19 @@ int vm_resume(struct vm *vm);
 
 /* True while the VM is paused. */
 bool vm_is_paused(struct vm *vm);
+
+/* Snapshots, with the vCPUs parked (vm_pause): asks the I/O thread to quiesce every device
+ * (requests in flight complete, held notifications go out) and to wait, and returns once it
+ * does: no device then touches guest memory or the rings until vm_io_release. Returns 0,
+ * -ESHUTDOWN when the VM is ending, -ETIMEDOUT (message in *err) after 30 s. Any thread but
+ * the I/O thread and a vCPU's. */
+int vm_io_park(struct vm *vm, struct error *err);
+
+/* Lets a parked I/O thread go on. */
+void vm_io_release(struct vm *vm);
+
+/* The I/O thread's handler of vm->park_fd (vm.c registers it): quiesces and parks. */
+void vm_io_park_handler(void *opaque, uint32_t events);
 
 /* Presses the guest's ACPI power button if the guest listens for it.
  * Returns 1 pressed, 0 the guest does not listen (nothing done), -errno. */

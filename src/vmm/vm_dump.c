@@ -14,6 +14,7 @@
 #include <sys/procfs.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_state.h"
 #include "vmm/vm_stats.h"
@@ -125,31 +126,6 @@ static int vcpu_notes(const struct vcpu *c, struct elf_prstatus *ps, struct msiv
 	return 0;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v;
-		memcpy(&v, p + i, 8);
-		if (v)
-			return false;
-	}
-	return true;
-}
-
-/* Writes n bytes at off, or nothing where a page is all zeroes (the file's hole reads as
- * zeroes). Returns 0 or -errno. */
-static int write_sparse(int fd, const uint8_t *p, uint64_t n, uint64_t off)
-{
-	for (uint64_t i = 0; i < n; i += PAGE) {
-		size_t len = n - i < PAGE ? (size_t)(n - i) : PAGE;
-		if (len == PAGE && all_zero(p + i, len))
-			continue;
-		if (pwrite(fd, p + i, len, (off_t)(off + i)) != (ssize_t)len)
-			return -errno ? -errno : -EIO;
-	}
-	return 0;
-}
-
 static int write_core(struct vm *vm, int fd)
 {
 	const struct guest_mem *gm = &vm->mem;
@@ -200,7 +176,7 @@ static int write_core(struct vm *vm, int fd)
 	if (!ret && pwrite(fd, head, off, 0) != (ssize_t)off)
 		ret = -errno ? -errno : -EIO;
 	for (uint32_t r = 0; r < gm->nregions && !ret; r++)
-		ret = write_sparse(fd, gm->regions[r].host, gm->regions[r].size, ph[1 + r].p_offset);
+		ret = file_write_sparse(fd, gm->regions[r].host, gm->regions[r].size, ph[1 + r].p_offset);
 	if (!ret && ftruncate(fd, (off_t)data))
 		ret = -errno;
 	free(head);

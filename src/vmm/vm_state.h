@@ -90,6 +90,11 @@ struct vm {
 	_Atomic bool paused;
 	uint32_t parked;            /* vCPUs parked, under pause_lock */
 	bool pause_ready;           /* pause_lock and pause_cond exist */
+	/* I/O park (snapshots): the I/O thread quiesces the devices and waits, under pause_lock. */
+	int park_fd;                /* eventfd: the I/O thread is asked to park */
+	struct evloop_handler park_handler;
+	bool io_park_req;           /* asked to park / stay parked */
+	bool io_parked;             /* parked in vm_io_park's handler */
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
 	pthread_t io_thread;       /* the thread running the event loop ("msivm-io") */

@@ -88,14 +88,18 @@ trap 'cleanup' EXIT
 # Configuration -> VMM, irq mode of every device, expected Linux mode, power sequence, extras.
 config() {
 	vmm=msivm irq=msix expect=msix power=off extra= noreboot= loopdisk= cpus=2 mem=1G api= net=tap dump=
-	vsock=
+	vsock= snap=
 	case "$1" in
-	# msix also pauses and resumes the running guest through the API socket; msix and intx
-	# carry a virtio-vsock device (--vsock: streams both ways through unix sockets, vsock=unix)
-	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 vsock=unix ;;
+	# msix also pauses and resumes the running guest through the API socket, then snapshots it,
+	# kills its msivm and goes on in the msivm restored from the snapshot (snap=after: its vsock
+	# connections are reset, its reboots are the restored msivm's); msix and intx carry a
+	# virtio-vsock device (--vsock: streams both ways through unix sockets, vsock=unix)
+	msix) power=${LC_MSIX_POWER:-acpi,kbd,triple,off} api=1 vsock=unix snap=after ;;
 	# msi, intx and qemu end with the host pressing the guest's power button (msivm: SIGTERM;
 	# QEMU: system_powerdown on its monitor), on which the guest's init powers off.
-	msi) irq=msi expect=intx power=button ;;
+	# msi is snapshotted mid-run through the API, its msivm killed, and the rest of its checks
+	# run in the msivm restored from the snapshot (snap=1; msi has no vsock, which cannot be saved)
+	msi) irq=msi expect=intx power=button api=1 snap=1 ;;
 	intx) irq=intx expect=intx power=button vsock=unix ;;
 	# nomsi's vsock is vhost-vsock's (the host's AF_VSOCK), its interrupts INTx through msivm
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 vsock=vhost ;;
@@ -232,7 +236,8 @@ start_vmm() {
 			-device virtconsole,chardev=c0 \
 			-device virtio-rng-pci ${vsock:+-device vhost-vsock-pci,guest-cid=3,vectors=4}
 	fi
-	rm -rf "$WORK/mon.in" "$WORK/mon.out" "$WORK/api.sock" "$WORK/api.res" "$WORK/dump"
+	rm -rf "$WORK/mon.in" "$WORK/mon.out" "$WORK/api.sock" "$WORK/api.res" "$WORK/snap.res" "$WORK/dump" \
+		"$WORK/snap.state" "$WORK/snap.mem" "$d/serial2.log"
 	mkdir -p "$WORK/dump"
 	[ "$vmm" = qemu ] && mkfifo "$WORK/mon.in" "$WORK/mon.out" # QEMU's monitor (opened read-write)
 	printf '%s\n' "$*" >"$d/vmm.cmd"
@@ -283,6 +288,37 @@ api_pause_resume() {
 	echo "pause=$p state=${st:-none} grew=$((n2 - n1)) resume=$q ticks=$k1,$after$([ -s "$WORK/api.err" ] && echo " ($(head -c 160 "$WORK/api.err" | tr '\n' ' '))")"
 }
 
+# Snapshots the running guest through the API (it stays paused), kills its msivm with SIGKILL
+# (the snapshot is all that is left of it), and restores it in a new msivm process on the same
+# disks, tap and console files (serial output to serial2.log, copied into serial.log as it comes);
+# vmm_pid becomes the new process. Prints "snapshot=RC ms=MS state=BYTES mem=KIB killed=RC
+# restored=0|1 ticks=BEFORE,AFTER" (AFTER 1: the restored guest printed a tick within 60 s).
+api_snapshot_restore() {
+	local r=$WORK/api.sock s k1 after=0 i=0 kr alive=0
+	"$MSIVM" remote --api-socket "$r" --timeout "$API_TIMEOUT" snapshot --state "$WORK/snap.state" \
+		--mem "$WORK/snap.mem" --paused >"$WORK/api.snap" 2>"$WORK/api.err"
+	s=$?
+	k1=$(grep -c 'lc: tick' "$d/serial.log")
+	kill -KILL "$vmm_pid" 2>/dev/null
+	kr=$?
+	wait "$vmm_pid" 2>/dev/null
+	rm -f "$r" "$WORK/vsock.sock" # what the killed msivm could not remove
+	"$MSIVM" run -v --restore "state=$WORK/snap.state,mem=$WORK/snap.mem" --serial "$d/serial2.log" \
+		--stats --api-socket "$r" </dev/null >>"$d/vmm.out" 2>>"$d/vmm.err" &
+	vmm_pid=$!
+	while [ ! -e "$d/serial2.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	tail -n +1 -f "$d/serial2.log" >>"$d/serial.log" 2>/dev/null &
+	pids="$pids $!"
+	i=0
+	while [ $i -lt 300 ] && [ "$after" = 0 ]; do # up to 60 s for the restored guest's next tick
+		[ "$(grep -c 'lc: tick' "$d/serial.log")" -gt "$k1" ] && after=1
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill -0 "$vmm_pid" 2>/dev/null && alive=1
+	echo "snapshot=$s ms=$(sed -n 's/.*"ms":\([0-9]*\).*/\1/p' "$WORK/api.snap") state=$(stat -c %s "$WORK/snap.state" 2>/dev/null) mem=$(du -k "$WORK/snap.mem" 2>/dev/null | cut -f1) killed=$kr restored=$alive ticks=$k1,$after$([ -s "$WORK/api.err" ] && echo " ($(head -c 160 "$WORK/api.err" | tr '\n' ' '))")"
+}
+
 # The vhost-net worker of the running msivm: prints "vhost-TID (how)" and returns 0 when there is
 # one. The kernel names it after the thread that made msivm the owner (VHOST_SET_OWNER): a thread
 # of msivm itself since Linux 6.4 (vhost_task), a kernel thread before.
@@ -330,7 +366,10 @@ wait_vmm() {
 		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
 		if [ -n "$api" ] && [ ! -e "$WORK/api.res" ] && grep -q 'lc: CHECK blk.ro-read' "$d/serial.log"; then
-			api_pause_resume >"$WORK/api.res"
+			if [ "$snap" = 1 ]; then api_snapshot_restore >"$WORK/api.res"; else api_pause_resume >"$WORK/api.res"; fi
+		fi
+		if [ "$snap" = after ] && [ -e "$WORK/api.res" ] && [ ! -e "$WORK/snap.res" ]; then
+			api_snapshot_restore >"$WORK/snap.res"
 		fi
 		# net=vhost: look for msivm's vhost-net worker while the guest uses its NIC
 		if [ "$net" = vhost ] && [ -z "$vworker" ] && grep -q 'lc: CHECK net' "$d/serial.log" &&
@@ -522,7 +561,13 @@ run_config() {
 		[ "$bj" -gt 0 ] && [ "$bn" -lt "$bc" ]
 		cond $? blk.coalesce "vda over every boot: $bc completions, $bn interrupts, $bh held, $bj of them joined by later completions"
 	fi
-	if [ -n "$api" ]; then
+	if [ -n "$snap" ]; then
+		res=$(cat "$WORK/$([ "$snap" = 1 ] && echo api || echo snap).res" 2>/dev/null)
+		case "$res" in "snapshot=0 "*" killed=0 restored=1 ticks="[1-9]*",1") r=0 ;; *) r=1 ;; esac
+		[ "$r" = 0 ] && grep -q 'lc: pass 1 end' "$d/serial.log"
+		cond $? api.snapshot-restore "${res:-the API was never asked (no blk.ro-read line)}; the restored guest's pass 1 went on to its end: $(grep -q 'lc: pass 1 end' "$d/serial.log" && echo yes || echo no)"
+	fi
+	if [ -n "$api" ] && [ "$snap" != 1 ]; then
 		res=$(cat "$WORK/api.res" 2>/dev/null)
 		case "$res" in "pause=0 state=paused grew=0 resume=0 ticks="[1-9]*",1") r=0 ;; *) r=1 ;; esac
 		[ "$r" = 0 ] && grep -q 'lc: pass 1 end' "$d/serial.log"

@@ -18,6 +18,7 @@
 #include "devices/virtio_vsock.h"
 #include "fake_driver.h"
 #include "fake_vm.h"
+#include "virtio/virtio_pci_state.h"
 
 #define QSIZE        256
 #define DESC_GPA(q)  (0x1000u + 0x4000u * (q))
@@ -460,6 +461,45 @@ static void test_reset_closes_connections(void **state)
 	close(lfd);
 }
 
+/* A snapshot drops the connections (it says how many); the restored device owes the driver a
+ * TRANSPORT_RESET, sent in the first event buffer (here given after the restore) and only once. */
+static void test_restore_sends_transport_reset(void **state)
+{
+	struct fx *x = *state;
+	int lfd = host_listen(x, 11);
+	bring_up(x);
+	post_rx(x, 4);
+	send_pkt(x, VSOCK_OP_REQUEST, 12, 11, NULL, 0, 65536, 0);
+	spin(x);
+	expect_rx(x, VSOCK_OP_RESPONSE, 11, 12, NULL);
+	struct error err = { "" };
+	json_t *st = virtio_pci_state_save(x->t, &err);
+	assert_non_null(st);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(st, "device"),
+							    "connections_dropped")), 1);
+	/* the restore, into the same device after a reset: the event queue has no buffer yet */
+	vdrv_write(x->t, VPCI_STATUS, 0, 1);
+	assert_int_equal(virtio_pci_state_load(x->t, st, &err), 0);
+	json_decref(st);
+	assert_true(x->v->owe_reset);
+	uint16_t used0 = (uint16_t)(ram32(x, USED_GPA(VSOCK_EVQ)) >> 16);
+	uint16_t head = post1(x, VSOCK_EVQ, NULL, 8, true);
+	virtio_pci_kick(x->t, VSOCK_EVQ);
+	uint16_t used1 = (uint16_t)(ram32(x, USED_GPA(VSOCK_EVQ)) >> 16);
+	assert_int_equal((uint16_t)(used1 - used0), 1);
+	uint32_t slot = used0 % QSIZE;
+	assert_int_equal(ram32(x, USED_GPA(VSOCK_EVQ) + 4 + 8 * slot), head);
+	assert_int_equal(ram32(x, USED_GPA(VSOCK_EVQ) + 8 + 8 * slot), 4);
+	uint64_t gpa = x->next_data - 64;
+	assert_int_equal(ram32(x, gpa), VSOCK_EVENT_TRANSPORT_RESET);
+	assert_false(x->v->owe_reset);
+	post1(x, VSOCK_EVQ, NULL, 8, true); /* once only */
+	virtio_pci_kick(x->t, VSOCK_EVQ);
+	assert_int_equal((uint16_t)(ram32(x, USED_GPA(VSOCK_EVQ)) >> 16), used1);
+	assert_int_equal(x->v->transport_resets, 1);
+	close(lfd);
+}
+
 /* A host client whose first line is not "CONNECT <port>" is closed; the guest hears nothing. */
 static void test_bad_connect_line(void **state)
 {
@@ -505,6 +545,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_closes_connections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_connect_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_sends_transport_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_path_is_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
