@@ -105,6 +105,49 @@ static void dump_vm(struct api_target *t, struct api_reply *r)
 				     js, "paused_for_it", pause_for_it));
 }
 
+/* The stages of a snapshot, in ms (pause: the vCPUs parked; quiesce: the I/O thread parked with
+ * every request finished; state: the state read; write: both files written). */
+struct snap_times {
+	double pause, quiesce, state, write;
+};
+
+static double ms_since(uint64_t *t)
+{
+	uint64_t now = clock_now_ns();
+	double ms = (double)(now - *t) / 1e6;
+	*t = now;
+	return ms;
+}
+
+/* The snapshot itself, on a VM whose vCPUs the caller parked or found parked. Returns 0 or -errno
+ * with a message (-EOPNOTSUPP: a device cannot be saved; -ESHUTDOWN: the VM is stopping). */
+static int take_snapshot(struct api_target *t, const char *state, const char *mem,
+			 struct snap_times *tm, uint64_t *clock, struct error *err)
+{
+	int ret = vm_io_park(t->vm, err);
+	tm->quiesce = ms_since(clock);
+	bool refused = false;
+	json_t *snap = ret ? NULL : vm_snapshot_state(t->vm, t->config_json, &refused, err);
+	if (!ret && !snap)
+		ret = refused ? -EOPNOTSUPP : -EIO;
+	tm->state = ms_since(clock);
+	int sfd = -1, mfd = -1;
+	if (!ret && (sfd = open(state, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
+		ret = error_set(err, -errno, "cannot create '%s': %s", state, strerror(errno));
+	if (!ret && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
+		ret = error_set(err, -errno, "cannot create '%s': %s", mem, strerror(errno));
+	if (!ret)
+		ret = vm_snapshot_write(t->vm, snap, sfd, mfd, err);
+	json_decref(snap);
+	if (sfd >= 0 && close(sfd) && !ret)
+		ret = error_set(err, -errno, "cannot write '%s': %s", state, strerror(errno));
+	if (mfd >= 0 && close(mfd) && !ret)
+		ret = error_set(err, -errno, "cannot write '%s': %s", mem, strerror(errno));
+	vm_io_release(t->vm);
+	tm->write = ms_since(clock);
+	return ret;
+}
+
 /* PUT /vm/snapshot {"state": FILE, "mem": FILE[, "resume": B]}: the vCPUs parked (a running
  * VM is paused for it), the I/O thread parked with every request finished, the files written,
  * then the VM runs again unless "resume" is false (a VM that was paused stays paused). */
@@ -124,40 +167,28 @@ static void snapshot_vm(struct api_target *t, const char *body, size_t len, stru
 		return;
 	}
 	struct error err = { "" };
-	uint64_t t0 = clock_now_ns();
+	struct snap_times tm = { 0 };
+	uint64_t t0 = clock_now_ns(), clock = t0;
 	bool pause_for_it = !vm_is_paused(t->vm);
 	int ret = pause_for_it ? vm_pause(t->vm, &err) : 0;
+	tm.pause = ms_since(&clock);
 	if (!ret)
-		ret = vm_io_park(t->vm, &err);
-	int sfd = -1, mfd = -1;
-	bool refused = false;
-	json_t *snap = ret ? NULL : vm_snapshot_state(t->vm, t->config_json, &refused, &err);
-	if (!ret && !snap)
-		ret = refused ? -EOPNOTSUPP : -EIO;
-	if (!ret && (sfd = open(state, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
-		ret = error_set(&err, -errno, "cannot create '%s': %s", state, strerror(errno));
-	if (!ret && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
-		ret = error_set(&err, -errno, "cannot create '%s': %s", mem, strerror(errno));
-	if (!ret)
-		ret = vm_snapshot_write(t->vm, snap, sfd, mfd, &err);
-	json_decref(snap);
-	if (sfd >= 0 && close(sfd) && !ret)
-		ret = error_set(&err, -errno, "cannot write '%s': %s", state, strerror(errno));
-	if (mfd >= 0 && close(mfd) && !ret)
-		ret = error_set(&err, -errno, "cannot write '%s': %s", mem, strerror(errno));
-	vm_io_release(t->vm);
-	uint64_t ms = (clock_now_ns() - t0) / 1000000;
+		ret = take_snapshot(t, state, mem, &tm, &clock, &err);
+	double ms = (double)(clock_now_ns() - t0) / 1e6;
 	if (pause_for_it && resume && ret != -ESHUTDOWN)
 		vm_resume(t->vm);
 	if (ret) {
 		log_err("API snapshot: %s", ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
-		reply_error(r, ret == -ESHUTDOWN ? 409 : ret == -EOPNOTSUPP ? 409 : 500,
+		reply_error(r, ret == -ESHUTDOWN || ret == -EOPNOTSUPP ? 409 : 500,
 			    ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
 	} else {
-		log_info("API snapshot: %s and %s in %llu ms", state, mem, (unsigned long long)ms);
-		reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:b}", "result", "saved", "state",
-					     state, "mem", mem, "ms", (json_int_t)ms, "paused",
-					     vm_is_paused(t->vm)));
+		log_info("API snapshot: %s and %s in %.1f ms (pause %.1f, quiesce %.1f, state %.1f, "
+			 "write %.1f)", state, mem, ms, tm.pause, tm.quiesce, tm.state, tm.write);
+		reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:{s:f,s:f,s:f,s:f},s:b}", "result",
+					     "saved", "state", state, "mem", mem, "ms",
+					     (json_int_t)ms, "stages_ms", "pause", tm.pause,
+					     "quiesce", tm.quiesce, "state", tm.state, "write",
+					     tm.write, "paused", vm_is_paused(t->vm)));
 	}
 	json_decref(req);
 }
