@@ -15,6 +15,7 @@
 #define REG_EOI         0x0b0
 #define REG_SVR         0x0f0
 #define REG_TMR         0x180   /* 8 x 32-bit, 16 bytes apart */
+#define REG_IRR         0x200   /* 8 x 32-bit, 16 bytes apart */
 #define REG_ICR_LO      0x300
 #define REG_ICR_HI      0x310
 #define REG_LVT_TIMER   0x320
@@ -85,6 +86,11 @@ uint8_t lapic_id(void)
 void lapic_eoi(void)
 {
     lapic_write(REG_EOI, 0);
+}
+
+bool lapic_irr(uint8_t vector)
+{
+    return (lapic_read(REG_IRR + (vector >> 5) * 0x10) >> (vector & 31)) & 1;
 }
 
 bool lapic_tmr(uint8_t vector)

@@ -32,6 +32,9 @@ void lapic_eoi(void);
  * level-triggered. Only meaningful before the EOI of that interrupt. */
 bool lapic_tmr(uint8_t vector);
 
+/* True while `vector` is requested in the LAPIC's IRR (accepted, not yet taken by the CPU). */
+bool lapic_irr(uint8_t vector);
+
 /* Send `vector` to this CPU: one ICR write, fixed delivery, edge, "self"
  * shorthand. */
 void lapic_self_ipi(uint8_t vector);

@@ -16,6 +16,7 @@
 #include "mem.h"
 #include "net.h"
 #include "echo.h"
+#include "snaphold.h"
 #include "pci.h"
 #include "power.h"
 #include "smp.h"
@@ -341,6 +342,8 @@ void probe_main(const struct hvm_start_info *si)
                      want_flood ? &flood : NULL);
     if (!rc && flood_active() && !flood.exit_after)
         flood_hold();                  /* until the VMM stops the guest */
+    if (!rc)
+        rc = probe_snaphold(cmdline);  /* snaphold: an interrupt pending across a snapshot */
     if (!rc)
         rc = probe_echo(cmdline);      /* echo: serial lines back until "quit" */
     if (!rc)

@@ -36,6 +36,36 @@ int msi_enable(const struct pci_dev *d, uint8_t vector)
     return 0;
 }
 
+/* Offset of the mask bits in the capability (the pending bits follow), or 0 without them. */
+static uint8_t mask_off(const struct pci_dev *d)
+{
+    uint16_t ctrl;
+
+    if (!d->cap_msi)
+        return 0;
+    ctrl = pci_cfg_read16(d, d->cap_msi + MSI_CTRL);
+    if (!(ctrl & MSI_CTRL_MASKABLE))
+        return 0;
+    return ctrl & MSI_CTRL_64BIT ? 0x10 : 0x0c;
+}
+
+int msi_mask(const struct pci_dev *d, bool masked)
+{
+    uint8_t m = mask_off(d);
+
+    if (!m)
+        return -1;
+    pci_cfg_write32(d, d->cap_msi + m, masked ? 1 : 0);
+    return 0;
+}
+
+bool msi_pending(const struct pci_dev *d)
+{
+    uint8_t m = mask_off(d);
+
+    return m && (pci_cfg_read32(d, d->cap_msi + m + 4) & 1);
+}
+
 void msi_disable(const struct pci_dev *d)
 {
     if (d->cap_msi)

@@ -67,6 +67,21 @@ int msix_enable(const struct pci_dev *d, unsigned int n, const uint8_t *vectors)
     return 0;
 }
 
+void msix_mask_entry(const struct pci_dev *d, unsigned int entry, bool masked)
+{
+    uintptr_t t = table_addr(d);
+
+    if (t)
+        mmio_write32(t + entry * ENTRY_SIZE + ENTRY_CTRL, masked ? ENTRY_CTRL_MASKED : 0);
+}
+
+bool msix_pending(const struct pci_dev *d, unsigned int entry)
+{
+    uintptr_t p = bir_addr(d, pci_cfg_read32(d, d->cap_msix + MSIX_PBA));
+
+    return p && (mmio_read32(p + (entry / 32) * 4) >> (entry % 32)) & 1;
+}
+
 void msix_disable(const struct pci_dev *d, unsigned int n)
 {
     uintptr_t t = table_addr(d);

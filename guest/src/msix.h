@@ -2,6 +2,7 @@
 #ifndef PROBE_MSIX_H
 #define PROBE_MSIX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pci.h"
@@ -18,6 +19,12 @@ unsigned int msix_table_size(const struct pci_dev *d);
  * n > msix_table_size(d).
  */
 int msix_enable(const struct pci_dev *d, unsigned int n, const uint8_t *vectors);
+
+/* Set or clear the mask bit of table entry `entry`. */
+void msix_mask_entry(const struct pci_dev *d, unsigned int entry, bool masked);
+
+/* True while table entry `entry`'s pending bit (PBA) is set. */
+bool msix_pending(const struct pci_dev *d, unsigned int entry);
 
 /* Mask all entries in use and clear MSI-X Enable. */
 void msix_disable(const struct pci_dev *d, unsigned int n);

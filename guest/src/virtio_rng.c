@@ -16,6 +16,11 @@
 static uint8_t rng_buf[RNG_BUF_SIZE] __noinit __attribute__((aligned(4096)));
 static struct virtio_pci rng_vp;
 
+struct virtio_pci *virtio_rng_device(void)
+{
+    return rng_vp.pci ? &rng_vp : 0;
+}
+
 bool virtio_rng_match(const struct pci_dev *d)
 {
     return virtio_pci_type(d) == VIRTIO_TYPE_RNG;

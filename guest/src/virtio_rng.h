@@ -31,6 +31,9 @@ bool virtio_rng_match(const struct pci_dev *d);
 int virtio_rng_run(struct pci_dev *d, unsigned long kib, enum virtio_irq_mode want,
                    const char **mode);
 
+/* The virtio-rng device virtio_rng_run started (its queue, mode and vectors), or NULL. */
+struct virtio_pci *virtio_rng_device(void);
+
 /*
  * Start d like virtio_rng_run, then run the interrupt latency workload
  * lat_run_rng(n, poll) instead of reading (see latency.h); the data are
