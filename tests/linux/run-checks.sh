@@ -100,7 +100,9 @@ config() {
 	# msi is snapshotted mid-run through the API, its msivm killed, and the rest of its checks
 	# run in the msivm restored from the snapshot (snap=1; msi has no vsock, which cannot be saved)
 	msi) irq=msi expect=intx power=button api=1 snap=1 ;;
-	intx) irq=intx expect=intx power=button vsock=unix ;;
+	# intx is snapshotted and restored as msi is (with its vsock: the restored device resets the
+	# guest's connections, the checks after it open new ones)
+	intx) irq=intx expect=intx power=button vsock=unix api=1 snap=1 ;;
 	# nomsi's vsock is vhost-vsock's (the host's AF_VSOCK), its interrupts INTx through msivm
 	nomsi) extra=pci=nomsi expect=intx power=reboot noreboot=1 vsock=vhost ;;
 	# the NIC's data path in the host kernel (vhost-net on the same tap), otherwise like msix;
