@@ -146,6 +146,30 @@ if [ "$status" = "5,5" ] && grep -q '^probe: echo clone-one$' "$TMP/c1.out" &&
 else
 	fail "two restores at once"
 fi
+# --restore ...,paused: the restored guest does not run until the API resumes it.
+rm -f "$TMP/pin" "$TMP/r.sock" && mkfifo "$TMP/pin"
+timeout "$E2E_TIMEOUT" "$MSIVM" run --restore "state=$TMP/e.state,mem=$TMP/e.mem,paused" --serial tty \
+	--api-socket "$TMP/r.sock" <"$TMP/pin" >"$TMP/r.out" 2>&1 &
+pid=$!
+exec 3>"$TMP/pin"
+echo early >&3
+i=0
+while [ ! -S "$TMP/r.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+state=$(api "$TMP/r.sock" info 2>/dev/null | jq -r .state)
+quiet=$(grep -c '^probe: echo early$' "$TMP/r.out")
+api "$TMP/r.sock" resume >/dev/null 2>&1
+wait_file "$TMP/r.out" '^probe: echo early$'
+echo quit >&3
+exec 3>&-
+wait $pid
+status=$? out=$(cat "$TMP/r.out") err=""
+if [ "$status" = 5 ] && [ "$state" = paused ] && [ "$quiet" = 0 ] &&
+	grep -q '^probe: echo early$' "$TMP/r.out"; then
+	pass "--restore ...,paused: paused (no echo for 1 s), then the API's resume lets it answer"
+else
+	fail "--restore paused: state '$state', echoed while paused: $quiet"
+fi
 
 # ---- refusals: each one line, status 125, before the guest runs, and no file changed.
 st=$TMP/s-msix.state mem=$TMP/s-msix.mem
