@@ -179,6 +179,16 @@ static bool park_while_paused(struct vm *vm, struct vcpu *cpu)
 {
 	if (!atomic_load(&vm->paused))
 		return false;
+	/* First the rest of the last exit's instruction: a port or MMIO read's value into its
+	 * register, the rest of a string operation. KVM finishes it on the next KVM_RUN, which
+	 * with immediate_exit set returns without entering the guest (KVM's API: how state is made
+	 * consistent before it is saved). A snapshot or dump of a parked vCPU then never holds a
+	 * half-done instruction that a restore would execute again (a second read of a
+	 * read-to-clear register, such as the UART's IIR, would find its cause gone). */
+	__atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 64 && ioctl(cpu->fd, KVM_RUN, 0) == 0; i++)
+		if (!handle_exit(cpu))
+			break;
 	pthread_mutex_lock(&vm->pause_lock);
 	vm->parked++;
 	pthread_cond_broadcast(&vm->pause_cond);
