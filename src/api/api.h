@@ -69,6 +69,12 @@ struct MHD_Daemon *api_server_mhd(struct api_server *s);
 /* Stops the API thread, closes the socket and removes its path. Safe on NULL. */
 void api_server_stop(struct api_server *s);
 
+/* One request to the API socket at `path` on a fresh connection ("Connection: close"): *reply
+ * gets the whole HTTP response, NUL-terminated and malloc'd, within timeout_s seconds (0: no
+ * limit). Returns 0, -ETIMEDOUT or -errno, with a message on stderr. */
+int api_request(const char *path, const char *method, const char *url, const char *body,
+		unsigned timeout_s, char **reply);
+
 /* `msivm remote`: the client. Returns the exit status (0: a 2xx reply). */
 int api_client_main(int argc, char **argv);
 

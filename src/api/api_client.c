@@ -30,10 +30,12 @@ static const char remote_usage[] =
 	"                 PUT /vm/COMMAND\n"
 	"  dump           PUT /vm/dump: an ELF core of the guest and msivm's device view\n"
 	"                 now, in the --dump-on-crash directory (the guest paused meanwhile)\n"
-	"  snapshot --state FILE --mem FILE [--paused]\n"
+	"  snapshot --state FILE [--mem FILE] [--paused]\n"
 	"                 PUT /vm/snapshot: the VM's state and its RAM to two new files (the\n"
 	"                 guest paused meanwhile; --paused: it stays paused after); restore\n"
-	"                 with msivm run --restore state=FILE,mem=FILE\n"
+	"                 with msivm run --restore state=FILE,mem=FILE. Without --mem (a VM\n"
+	"                 whose RAM is its --mem-file, which is then flushed): --paused is\n"
+	"                 needed, and --restore state=FILE maps that file\n"
 	"  --timeout S    give up when the whole reply has not come within S seconds\n"
 	"                 (default 30; 0 waits for ever)\n"
 	"Exit status: 0 for a 2xx reply, 1 for another reply, 124 when msivm did not answer\n"
@@ -87,12 +89,9 @@ static int wait_readable(int fd, uint64_t deadline)
 	}
 }
 
-/* One request on a fresh connection ("Connection: close"); *reply gets the
- * whole response, NUL-terminated, within timeout_s seconds (0: no limit; the
- * connect and send are bounded by it too). Returns 0, -ETIMEDOUT or -errno
- * (message on stderr). */
-static int exchange(const char *path, const char *method, const char *url, const char *body,
-		    unsigned timeout_s, char **reply)
+/* The connect and send are bounded by timeout_s too. */
+int api_request(const char *path, const char *method, const char *url, const char *body,
+		unsigned timeout_s, char **reply)
 {
 	uint64_t deadline = timeout_s ? clock_now_ns() + timeout_s * 1000000000ULL : 0;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -153,11 +152,14 @@ static int exchange(const char *path, const char *method, const char *url, const
 	return 0;
 }
 
-/* The snapshot request's body; the paths made absolute (msivm's working directory may differ). */
+/* The snapshot request's body; the paths made absolute (msivm's working directory may differ).
+ * No mem: the VM's --mem-file holds the RAM. */
 static char *snapshot_body(const char *state, const char *mem, bool resume)
 {
-	char *s = realpath_new(state), *m = realpath_new(mem);
-	json_t *j = s && m ? json_pack("{s:s,s:s,s:b}", "state", s, "mem", m, "resume", resume) : NULL;
+	char *s = realpath_new(state), *m = mem ? realpath_new(mem) : NULL;
+	json_t *j = !s || (mem && !m) ? NULL
+		  : m ? json_pack("{s:s,s:s,s:b}", "state", s, "mem", m, "resume", resume)
+		      : json_pack("{s:s,s:b}", "state", s, "resume", resume);
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	free(s);
@@ -211,8 +213,9 @@ int api_client_main(int argc, char **argv)
 	static const char *const puts_[] = { "pause", "resume", "power-button", "shutdown",
 					     "reboot", "resize-disks", "dump", "snapshot" };
 	bool snap = !strcmp(cmd, "snapshot");
-	if (snap != (state || mem || stay_paused) || (snap && (!state || !mem))) {
-		fprintf(stderr, "msivm remote: %s\n", snap ? "snapshot needs --state FILE and --mem FILE"
+	if (snap != (state || mem || stay_paused) || (snap && !state)) {
+		fprintf(stderr, "msivm remote: %s\n", snap ? "snapshot needs --state FILE (and --mem "
+			"FILE unless the VM's RAM is its --mem-file)"
 			: "--state, --mem and --paused belong to the snapshot command");
 		return EXIT_REMOTE_USAGE;
 	}
@@ -240,7 +243,7 @@ int api_client_main(int argc, char **argv)
 		snprintf(url, sizeof(url), "/vm/%s", cmd);
 	}
 	char *reply = NULL;
-	int ret = exchange(path, method, url, req_body, timeout_s, &reply);
+	int ret = api_request(path, method, url, req_body, timeout_s, &reply);
 	free(req_body);
 	if (ret)
 		return ret == -ETIMEDOUT ? EXIT_REMOTE_TIMEOUT : EXIT_REMOTE_USAGE;

@@ -132,9 +132,12 @@ static int take_snapshot(struct api_target *t, const char *state, const char *me
 		ret = refused ? -EOPNOTSUPP : -EIO;
 	tm->state = ms_since(clock);
 	int sfd = -1, mfd = -1;
+	if (!ret && !mem) /* the RAM stays in the --mem-file: the restore maps it from there */
+		json_object_set_new(json_object_get(snap, "memory"), "file",
+				    json_string(t->vm->cfg.mem_file));
 	if (!ret && (sfd = open(state, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
 		ret = error_set(err, -errno, "cannot create '%s': %s", state, strerror(errno));
-	if (!ret && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
+	if (!ret && mem && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
 		ret = error_set(err, -errno, "cannot create '%s': %s", mem, strerror(errno));
 	if (!ret)
 		ret = vm_snapshot_write(t->vm, snap, sfd, mfd, err);
@@ -150,19 +153,32 @@ static int take_snapshot(struct api_target *t, const char *state, const char *me
 
 /* PUT /vm/snapshot {"state": FILE, "mem": FILE[, "resume": B]}: the vCPUs parked (a running
  * VM is paused for it), the I/O thread parked with every request finished, the files written,
- * then the VM runs again unless "resume" is false (a VM that was paused stays paused). */
+ * then the VM runs again unless "resume" is false (a VM that was paused stays paused). Without
+ * "mem", the RAM of a --mem-file VM stays in its file (flushed): "resume" must then be false,
+ * since a guest that runs on would change the snapshot's memory. */
 static void snapshot_vm(struct api_target *t, const char *body, size_t len, struct api_reply *r)
 {
 	json_error_t jerr;
 	json_t *req = json_loadb(body ? body : "", len, 0, &jerr);
 	const char *state = NULL, *mem = NULL;
 	int resume = 1;
-	if (!req || json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:s,s?b}", "state", &state, "mem",
+	if (!req || json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s?s,s?b}", "state", &state, "mem",
 				   &mem, "resume", &resume)) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "the body must be {\"state\": FILE, \"mem\": FILE, "
 			 "\"resume\": true|false}: %s", jerr.text);
 		reply_error(r, 400, msg);
+		json_decref(req);
+		return;
+	}
+	const char *why = NULL;
+	if (!mem && !t->vm->cfg.mem_file)
+		why = "\"mem\" is needed: this VM's RAM is not a file (--mem-file)";
+	else if (!mem && resume)
+		why = "without \"mem\" the snapshot's RAM is the --mem-file itself, which a running "
+		      "guest changes: ask for \"resume\": false (msivm remote snapshot --paused)";
+	if (why) {
+		reply_error(r, !mem && t->vm->cfg.mem_file ? 409 : 400, why);
 		json_decref(req);
 		return;
 	}
@@ -182,6 +198,8 @@ static void snapshot_vm(struct api_target *t, const char *body, size_t len, stru
 		reply_error(r, ret == -ESHUTDOWN || ret == -EOPNOTSUPP ? 409 : 500,
 			    ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
 	} else {
+		if (!mem)
+			mem = t->vm->cfg.mem_file;
 		log_info("API snapshot: %s and %s in %.1f ms (pause %.1f, quiesce %.1f, state %.1f, "
 			 "write %.1f)", state, mem, ms, tm.pause, tm.quiesce, tm.state, tm.write);
 		reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:{s:f,s:f,s:f,s:f},s:b}", "result",

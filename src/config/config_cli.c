@@ -19,6 +19,7 @@ static const struct option run_options[] = {
 	{ "cpuid-hide", required_argument, NULL, LONG_ONLY },
 	{ "mem", required_argument, NULL, LONG_ONLY },
 	{ "memory", required_argument, NULL, LONG_ONLY },
+	{ "mem-file", required_argument, NULL, LONG_ONLY },
 	{ "cpus", required_argument, NULL, LONG_ONLY },
 	{ "serial", required_argument, NULL, LONG_ONLY },
 	{ "pit", no_argument, NULL, LONG_ONLY },
@@ -87,23 +88,35 @@ static int unknown_option(const char *arg, struct error *e)
 	return error_set(e, -EINVAL, "unknown option --%s (see msivm --help)", name);
 }
 
-/* --memory size=SIZE (cloud-hypervisor's spelling of --mem SIZE). */
+/* --memory size=SIZE[,file=PATH,shared] (cloud-hypervisor's spelling of --mem SIZE
+ * [--mem-file PATH]; a file's RAM is always shared). */
 static int set_memory(struct run_config *c, const char *arg, struct error *e)
 {
-	static const char *const keys[] = { "size" };
+	static const char *const keys[] = { "size", "file", "shared" };
 	char *buf = strdup(arg), *save = NULL, hint[64];
-	bool size = false;
+	bool size = false, shared = false;
 	int ret = buf ? 0 : error_set(e, -ENOMEM, "out of memory");
 	for (char *t = buf ? strtok_r(buf, ",", &save) : NULL; t && !ret; t = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(t, "size=", 5)) {
 			ret = config_set(c, config_key_find("mem"), t + 5, e);
 			size = true;
+		} else if (!strncmp(t, "file=", 5)) {
+			ret = config_set(c, config_key_find("mem-file"), t + 5, e);
+		} else if (!strcmp(t, "shared") || !strcmp(t, "shared=on")) {
+			shared = true;
+		} else if (!strcmp(t, "shared=off")) {
+			ret = error_set(e, -EINVAL, "--memory: shared=off: msivm maps a file's RAM "
+					"shared only (without file=, RAM is anonymous)");
 		} else {
 			t[strcspn(t, "=")] = 0;
 			ret = error_set(e, -EINVAL, "--memory: unknown option '%.100s'%s (msivm takes "
-					"size=SIZE only)", t, config_hint(t, keys, 1, "", hint, sizeof(hint)));
+					"size=SIZE, file=PATH and shared)", t,
+					config_hint(t, keys, 3, "", hint, sizeof(hint)));
 		}
 	}
+	if (!ret && shared && !c->mem_file)
+		ret = error_set(e, -EINVAL, "--memory: shared needs file=PATH (anonymous RAM is "
+				"private)");
 	free(buf);
 	if (!ret && !size)
 		ret = error_set(e, -EINVAL, "--memory needs size=SIZE");

@@ -165,13 +165,42 @@ int config_json_read(struct run_config *c, const char *text, size_t len, const c
 	return ret;
 }
 
+/* A file with "restore": the snapshot gives the VM, the file only this run's host options. */
+static int read_restore(struct run_config *c, json_t *root, const char *origin, struct error *e)
+{
+	json_t *r = json_object_get(root, "restore");
+	if (!json_is_string(r))
+		return error_set(e, -EINVAL, "%s: restore: expected an option string such as "
+				 "\"state=FILE,mem=FILE\", got %s", origin, type_name(r));
+	const char *key;
+	json_t *v;
+	json_object_foreach(root, key, v)
+		if (strcmp(key, "restore") && !config_restore_host_key(key))
+			return error_set(e, -EINVAL, "%s: '%.100s' with restore: the snapshot holds the "
+					 "VM's configuration (a restore file gives only host options such "
+					 "as serial, api-socket, log-file)", origin, key);
+	int ret = config_restore_load(c, json_string_value(r), e);
+	if (!ret) {
+		json_object_del(root, "restore");
+		ret = read_object(c, root, origin, e);
+	}
+	return ret;
+}
+
 int config_json_load(struct run_config *c, const char *path, struct error *e)
 {
 	struct mapped_file f;
 	int ret = file_map(path, "config file", &f, e);
 	if (ret)
 		return ret;
-	ret = config_json_read(c, (const char *)f.data, f.size, path, e);
+	json_error_t je;
+	json_t *root = json_loadb((const char *)f.data, f.size, JSON_REJECT_DUPLICATES, &je);
 	file_unmap(&f);
+	if (!root)
+		return error_set(e, -EINVAL, "%.100s:%d:%d: malformed JSON: %s", path, je.line,
+				 je.column, je.text);
+	ret = json_is_object(root) && json_object_get(root, "restore") ? read_restore(c, root, path, e)
+								       : read_object(c, root, path, e);
+	json_decref(root);
 	return ret;
 }

@@ -16,10 +16,16 @@ int config_json_load(struct run_config *c, const char *path, struct error *e);
 int config_json_read(struct run_config *c, const char *text, size_t len, const char *origin,
 		     struct error *e);
 
-/* --restore's value (state=FILE,mem=FILE[,paused]): reads and checks the snapshot's state
- * file, keeps it in c->restore_root, and reads its configuration into c (the keys of the
- * process that took it, such as serial, api-socket, log and stats files, left out). Returns 0
- * or -errno with a message naming the file and the problem. */
+/* --restore's value (state=FILE[,mem=FILE][,copy][,paused][,tap=NAME]...), or a config file's
+ * "restore": reads and checks the snapshot's state file, keeps it in c->restore_root, and reads
+ * its configuration into c (the keys of the process that took it, such as serial, api-socket,
+ * log and stats files, left out); mem= defaults to the RAM file a --mem-file snapshot left;
+ * tap=NAME gives the Nth NIC on a tap its own. Returns 0 or -errno with a message naming the
+ * file and the problem. */
 int config_restore_load(struct run_config *c, const char *arg, struct error *e);
+
+/* Whether `key` is a host option a restore may set (serial, api-socket, log-file ...), as
+ * opposed to the VM's own configuration, which comes from the snapshot. */
+bool config_restore_host_key(const char *key);
 
 #endif

@@ -215,6 +215,7 @@ static const struct config_key keys[] = {
 	STR("cmdline", cmdline, ""),
 	KEY("cpuid-hide", CONFIG_STRING, cpuid_hide),
 	KEY("mem", CONFIG_SIZE, mem),
+	STR("mem-file", mem_file, NULL),
 	NUM("cpus", cpus),
 	{ "serial", CONFIG_STRING, 0, set_serial, NULL, offsetof(struct run_config, serial), NULL },
 	FLAG("pit", vm.pit),

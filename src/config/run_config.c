@@ -15,7 +15,7 @@ void run_config_init(struct run_config *c)
 	memset(c, 0, sizeof(*c));
 	c->log_level = LOG_WARN;
 	c->vm = (struct vm_config){ .kvm_path = CONFIG_KVM_DEVICE, .mem_size = 256 * MiB, .ncpus = 1,
-				    .serial_fd = 1, .serial_in_fd = -1,
+				    .serial_fd = 1, .serial_in_fd = -1, .mem_fd = -1,
 				    .shutdown_timeout_ms = 10000 };
 	cpu_policy_init(&c->vm.cpu);
 	c->vm.seccomp = seccomp_default_mode();
@@ -25,13 +25,20 @@ void run_config_free(struct run_config *c)
 {
 	char **strings[] = { &c->kernel, &c->initrd, &c->cmdline, &c->serial, &c->kvm_device,
 			     &c->cpu_pin, &c->chroot, &c->stats_json, &c->log_file,
-			     &c->api_socket, &c->dump_dir, &c->restore_state, &c->restore_mem };
+			     &c->api_socket, &c->dump_dir, &c->restore_state, &c->restore_mem,
+			     &c->mem_file };
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		free(*strings[i]);
 		*strings[i] = NULL;
 	}
+	for (unsigned i = 0; i < c->restore_ntaps; i++) {
+		free(c->restore_taps[i]);
+		c->restore_taps[i] = NULL;
+	}
+	c->restore_ntaps = 0;
 	c->jail.root = NULL;
 	c->vm.kvm_path = NULL;
+	c->vm.mem_file = NULL;
 	json_decref(c->restore_root);
 	c->restore_root = NULL;
 }
@@ -76,6 +83,9 @@ int run_config_finish(struct run_config *c, struct error *e)
 {
 	if (!c->kernel)
 		return error_set(e, -EINVAL, "run: --kernel FILE is required");
+	if (c->restore_state && c->mem_file)
+		return error_set(e, -EINVAL, "--mem-file with --restore: the RAM comes from the "
+				 "snapshot (mem=FILE maps it privately, copy reads it in)");
 	if (c->jail.drop_user && c->vm.cpu.rt_prio)
 		return error_set(e, -EINVAL, "--rt needs root's scheduling privilege: it cannot be "
 				 "combined with --user");
@@ -84,6 +94,7 @@ int run_config_finish(struct run_config *c, struct error *e)
 				 c->chroot);
 	c->jail.root = c->chroot;
 	c->vm.kvm_path = c->kvm_device ? c->kvm_device : CONFIG_KVM_DEVICE;
+	c->vm.mem_file = c->mem_file;
 	int ret;
 	if ((c->cpu_pin && (ret = cpu_policy_parse_pins(&c->vm.cpu, c->cpu_pin, c->vm.ncpus, e))) ||
 	    (ret = cpu_policy_check(&c->vm.cpu, c->vm.ncpus, e)))

@@ -25,7 +25,11 @@ struct run_config {
 	char *api_socket;      /* --api-socket PATH; NULL: no API */
 	char *dump_dir;        /* --dump-on-crash DIR; NULL: no crash dumps */
 	char *restore_state;   /* --restore state=FILE; NULL: boot the kernel */
-	char *restore_mem;     /* --restore mem=FILE */
+	char *restore_mem;     /* --restore mem=FILE; NULL: the snapshot's --mem-file */
+	bool restore_copy;     /* --restore copy: RAM read in, not mapped from the file */
+	char *restore_taps[VM_MAX_DEVICES]; /* --restore tap=NAME: the Nth tap NIC's tap */
+	unsigned restore_ntaps;
+	char *mem_file;        /* --mem-file PATH: guest RAM is this file, shared; NULL: anonymous */
 	bool restore_paused;   /* --restore paused: the restored VM waits for the API's resume */
 	struct json_t *restore_root; /* the state file read by --restore (config_restore_load) */
 	bool stats;            /* --stats */

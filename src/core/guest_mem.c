@@ -23,8 +23,14 @@ int guest_mem_init(struct guest_mem *gm, void *host, uint64_t size,
 
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size, uint64_t hole_start, uint64_t hole_end)
 {
+	return guest_mem_map_file(gm, -1, size, hole_start, hole_end);
+}
+
+int guest_mem_map_file(struct guest_mem *gm, int fd, uint64_t size, uint64_t hole_start,
+		       uint64_t hole_end)
+{
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE : MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	/* Guest memory stays out of core dumps (the guest's secrets are not msivm's). */

@@ -31,6 +31,11 @@ int guest_mem_init(struct guest_mem *gm, void *host, uint64_t size,
 /* Like guest_mem_init, but maps anonymous memory itself. Returns 0 or -errno. */
 int guest_mem_alloc(struct guest_mem *gm, uint64_t size, uint64_t hole_start, uint64_t hole_end);
 
+/* Like guest_mem_alloc, over the file `fd` (at least `size` bytes) mapped shared: what the
+ * guest writes lands in the file. fd -1: anonymous, as guest_mem_alloc. Returns 0 or -errno. */
+int guest_mem_map_file(struct guest_mem *gm, int fd, uint64_t size, uint64_t hole_start,
+		       uint64_t hole_end);
+
 /* Unmaps memory mapped by guest_mem_alloc; a no-op for caller-owned memory. */
 void guest_mem_free(struct guest_mem *gm);
 

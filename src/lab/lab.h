@@ -15,6 +15,7 @@
 #define LAB_MAX_RUNS    32
 #define LAB_MAX_METRICS 24
 #define LAB_MAX_EXPS    32
+#define LAB_SNAPSHOT_CLONES 4 /* the snapshot experiment's restores at once */
 
 enum lab_vmm { LAB_MSIVM, LAB_QEMU };
 
@@ -30,6 +31,9 @@ struct lab_metric_def {
 
 enum lab_dev { LAB_DEV_RNG, LAB_DEV_DISK, LAB_DEV_NET };
 
+struct lab_options;
+struct lab_run;
+
 struct lab_experiment {
 	const char *name;                 /* "boot", "rng", "blk-randread", "lat-irqfd" ... */
 	const char *title;
@@ -43,6 +47,10 @@ struct lab_experiment {
 	bool msivm_only;                  /* QEMU has no equivalent */
 	const struct lab_metric_def *metrics;
 	unsigned nmetrics;
+	/* NULL: one probe run (lab_run_once's own); else the experiment's own steps, with
+	 * lab_run_once's contract. */
+	int (*run)(const struct lab_options *o, const struct lab_experiment *exp, enum lab_vmm vmm,
+		   unsigned mode, struct lab_run *run, int *signo);
 };
 
 /* Standard error kept per run (the rest is dropped and "[truncated]" noted). */
@@ -164,6 +172,14 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, int *signo);
 
 void lab_run_free(struct lab_run *run);
+
+/* The "snapshot" experiment's run (lab_run_once's contract): the echo probe booted cold,
+ * snapshotted while running, its VMM stopped, restored in a new process, then restored
+ * LAB_SNAPSHOT_CLONES times at once. msivm: the API's PUT /vm/snapshot and --restore, the
+ * first instruction from --stats-json's first_run_ns; QEMU: QMP migrate to a file and
+ * -incoming defer + migrate-incoming, the first instruction from its RESUME event. */
+int lab_snapshot_run(const struct lab_options *o, const struct lab_experiment *exp,
+		     enum lab_vmm vmm, unsigned mode, struct lab_run *run, int *signo);
 
 /* Whether this host lets msivm run threads at SCHED_FIFO: tries it in a short-lived child.
  * Returns true, or false with the reason in why (e.g. a container without a real-time budget). */

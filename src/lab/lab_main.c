@@ -35,7 +35,7 @@ static const char lab_usage[] =
 	"                      blk-randread-qd1-io-same,blk-randread-qd1-io-apart,blk-randread-qd32,\n"
 	"                      blk-randread-qd32-nocoalesce,blk-randread-qd64,\n"
 	"                      blk-randread-qd4-nocoalesce,blk-randread-qd64-nocoalesce,\n"
-	"                      blk-seqwrite,net-ping,net-tx,net-rx,floor,\n"
+	"                      blk-seqwrite,net-ping,net-tx,net-rx,snapshot,floor,\n"
 	"                      lat-irqfd,lat-irqfd-pin,\n"
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
 	"                      (default: all)\n"

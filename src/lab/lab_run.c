@@ -262,6 +262,8 @@ void lab_run_free(struct lab_run *run)
 int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 		 enum lab_vmm vmm, unsigned mode, struct lab_run *run, int *signo)
 {
+	if (exp->run)
+		return exp->run(o, exp, vmm, mode, run, signo);
 	char cmdline[512];
 	int expected = vmm == LAB_QEMU ? 1 : 0; /* the probe's exit=0 through each debug-exit */
 	memset(run, 0, sizeof(*run));

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,32 @@ static bool open_console_ends(struct vm_config *vm)
 	return true;
 }
 
+/* --mem-file: the RAM file, created at --mem's size or of exactly that size, locked so that no
+ * second msivm shares it by mistake. Returns false after a line on stderr. */
+static bool open_mem_file(struct vm_config *vm)
+{
+	struct stat st;
+	vm->mem_fd = open(vm->mem_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	const char *why = vm->mem_fd < 0 ? strerror(errno) : NULL;
+	if (!why && flock(vm->mem_fd, LOCK_EX | LOCK_NB))
+		why = errno == EWOULDBLOCK ? "another process holds it (a second msivm?)" : strerror(errno);
+	if (!why && fstat(vm->mem_fd, &st))
+		why = strerror(errno);
+	if (!why && !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	if (!why && st.st_size == 0 && ftruncate(vm->mem_fd, (off_t)vm->mem_size))
+		why = strerror(errno);
+	if (!why && st.st_size != 0 && (uint64_t)st.st_size != vm->mem_size) {
+		fprintf(stderr, "msivm: --mem-file '%s' is %lld bytes and the guest's RAM %llu: give "
+			"--mem %lldK or another file\n", vm->mem_file, (long long)st.st_size,
+			(unsigned long long)vm->mem_size, (long long)st.st_size / 1024);
+		return false;
+	}
+	if (why)
+		fprintf(stderr, "msivm: --mem-file '%s': %s\n", vm->mem_file, why);
+	return !why;
+}
+
 /* --stats-json and --log-file (before the jail: they may lie outside it), the serial console,
  * the consoles' host ends, signal handling. Returns false after a line on stderr. */
 static bool open_ends(struct run_config *c, struct host_ends *h)
@@ -128,6 +156,14 @@ static bool open_ends(struct run_config *c, struct host_ends *h)
 		fprintf(stderr, "msivm: --dump-on-crash '%s': %s\n", c->dump_dir, strerror(errno));
 		return false;
 	}
+	if (c->mem_file && !open_mem_file(&c->vm))
+		return false;
+	char *abs = c->mem_file ? realpath(c->mem_file, NULL) : NULL;
+	if (abs) { /* a snapshot that leaves its RAM there names it for any working directory */
+		free(c->mem_file);
+		c->mem_file = abs;
+		c->vm.mem_file = abs;
+	}
 	if (!open_serial(c, h) || !open_console_ends(&c->vm))
 		return false;
 	if (vm_signals_init() || seccomp_signals_init()) {
@@ -149,6 +185,8 @@ static void close_ends(struct run_config *c, struct host_ends *h)
 		close(h->log_fd);
 	if (h->dump_dir >= 0)
 		close(h->dump_dir);
+	if (c->vm.mem_file && c->vm.mem_fd >= 0)
+		close(c->vm.mem_fd);
 }
 
 /* --dump-on-crash: a boot that ended in a guest panic, crash or triple fault leaves
@@ -224,8 +262,8 @@ static int restore(const struct run_config *c, struct vm *vm, struct error *err)
 		return error_set(err, -errno, "cannot open the snapshot's memory file '%s': %s",
 				 c->restore_mem, strerror(errno));
 	uint64_t t0 = clock_now_ns();
-	int ret = vm_snapshot_restore(vm, c->restore_root, fd, err);
-	close(fd); /* the private mapping keeps the file */
+	int ret = vm_snapshot_restore(vm, c->restore_root, fd, c->restore_copy, err);
+	close(fd); /* the private mapping keeps the file (a copy needs it no more) */
 	if (ret) {
 		char why[sizeof(err->msg)];
 		memcpy(why, err->msg, sizeof(why));
@@ -233,8 +271,9 @@ static int restore(const struct run_config *c, struct vm *vm, struct error *err)
 	}
 	if (c->restore_paused)
 		atomic_store(&vm->paused, true);
-	log_info("restored %s (%.3f ms)%s", c->restore_state, (double)(clock_now_ns() - t0) / 1e6,
-		 c->restore_paused ? ", paused" : "");
+	log_info("restored %s (%.3f ms, RAM %s %s)%s", c->restore_state,
+		 (double)(clock_now_ns() - t0) / 1e6, c->restore_copy ? "read from" : "mapped from",
+		 c->restore_mem, c->restore_paused ? ", paused" : "");
 	return 0;
 }
 

@@ -66,6 +66,7 @@ static const int setup_calls[] = {
 	SCMP_SYS(sched_getscheduler), SCMP_SYS(prlimit64), SCMP_SYS(getuid), SCMP_SYS(geteuid),
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(uname),
 	SCMP_SYS(sysinfo), SCMP_SYS(membarrier),
+	SCMP_SYS(msync), /* the API thread's snapshot of --mem-file RAM */
 	SCMP_SYS(accept4), SCMP_SYS(shutdown), /* the API thread (inherits this filter) */
 };
 
@@ -263,7 +264,8 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		 * list), the power button and live metrics. */
 		static const int api_calls[] = { SCMP_SYS(accept4), SCMP_SYS(shutdown),
 						 SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
-						 SCMP_SYS(fcntl), SCMP_SYS(ftruncate) };
+						 SCMP_SYS(fcntl), SCMP_SYS(ftruncate),
+						 SCMP_SYS(msync) /* a snapshot of --mem-file RAM */ };
 		/* ... and PUT /vm/dump: the parked vCPUs' registers, and new files in the dump
 		 * directory (openat with exactly vm_dump_write's flags: it cannot read a file) */
 		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE,

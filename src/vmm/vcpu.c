@@ -223,6 +223,11 @@ static void *vcpu_thread(void *arg)
 	while (atomic_load(&vm->end) == VM_RUNNING) {
 		if (park_while_paused(vm, cpu))
 			continue;
+		if (!__atomic_load_n(&vm->first_run_ns, __ATOMIC_RELAXED)) {
+			uint64_t none = 0; /* the lab's "start to the guest's first instruction" */
+			__atomic_compare_exchange_n(&vm->first_run_ns, &none, clock_now_ns(), false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		}
 		if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || (errno == EAGAIN && !eagain_is_stuck(&streak)))
 				continue;

@@ -249,7 +249,8 @@ static int setup_kvm(struct vm *vm, struct error *err)
 
 static int setup_memory(struct vm *vm, struct error *err)
 {
-	int ret = guest_mem_alloc(&vm->mem, vm->cfg.mem_size, MMIO_HOLE_START, MMIO_HOLE_END);
+	int ret = guest_mem_map_file(&vm->mem, vm->cfg.mem_file ? vm->cfg.mem_fd : -1,
+				     vm->cfg.mem_size, MMIO_HOLE_START, MMIO_HOLE_END);
 	if (ret)
 		return error_set(err, ret, "cannot map %llu MiB of guest RAM: %s",
 				 (unsigned long long)(vm->cfg.mem_size >> 20), strerror(-ret));

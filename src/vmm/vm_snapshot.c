@@ -290,6 +290,11 @@ int vm_snapshot_write(struct vm *vm, const json_t *state, int state_fd, int mem_
 	free(body);
 	if (ret)
 		return error_set(err, ret, "cannot write the state file: %s", strerror(-ret));
+	if (mem_fd < 0 && msync(vm->mem.host, vm->mem.size, MS_SYNC))
+		return error_set(err, -errno, "cannot flush the RAM to %s: %s", vm->cfg.mem_file,
+				 strerror(errno));
+	if (mem_fd < 0)
+		return 0;
 	if (ftruncate(mem_fd, (off_t)vm->mem.size))
 		return error_set(err, -errno, "cannot size the memory file: %s", strerror(errno));
 	ret = file_write_sparse(mem_fd, vm->mem.host, vm->mem.size, 0);
@@ -345,9 +350,35 @@ const json_t *vm_snapshot_config(const json_t *root)
 	return json_is_object(c) ? c : NULL;
 }
 
+/* The memory file's data (its holes are zeroes the fresh RAM already holds) read into RAM. */
+static int memory_copy(struct vm *vm, int fd, struct error *err)
+{
+	off_t off = 0, size = (off_t)vm->mem.size;
+	while (off < size) {
+		off_t data = lseek(fd, off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		off_t hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
+		if (data < 0 || hole < 0) /* no SEEK_DATA here: read it all */
+			data = off, hole = size;
+		hole = hole > size ? size : hole;
+		for (off = data; off < hole;) {
+			ssize_t n = pread(fd, vm->mem.host + off, (size_t)(hole - off), off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return error_set(err, n < 0 ? -errno : -EIO, "cannot read the memory file: %s",
+						 n < 0 ? strerror(errno) : "it ended early");
+			off += n;
+		}
+	}
+	return 0;
+}
+
 /* Guest RAM from the memory file: mapped privately over the anonymous RAM vm_create made
- * (nothing has touched it yet), so pages load on first touch and the file is never written. */
-static int memory_load(struct vm *vm, const json_t *mem, int mem_fd, struct error *err)
+ * (nothing has touched it yet), so pages load on first touch and the file is never written;
+ * or, with `copy`, read into that RAM (the file can go once the restore is done). */
+static int memory_load(struct vm *vm, const json_t *mem, int mem_fd, bool copy, struct error *err)
 {
 	const json_t *size = json_object_get(mem, "size");
 	struct stat st;
@@ -358,6 +389,8 @@ static int memory_load(struct vm *vm, const json_t *mem, int mem_fd, struct erro
 	if (fstat(mem_fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != vm->mem.size)
 		return error_set(err, -EINVAL, "the memory file is %lld bytes, the snapshot's RAM %llu",
 				 (long long)st.st_size, (unsigned long long)vm->mem.size);
+	if (copy)
+		return memory_copy(vm, mem_fd, err);
 	void *p = mmap(vm->mem.host, vm->mem.size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, mem_fd, 0);
 	if (p == MAP_FAILED)
@@ -384,12 +417,12 @@ static int shape_check(const struct vm *vm, const json_t *root, struct error *er
 	return 0;
 }
 
-int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, struct error *err)
+int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy, struct error *err)
 {
 	int ret;
 	if ((ret = cpu_check(vm, json_object_get(root, "cpu"), err)) ||
 	    (ret = shape_check(vm, root, err)) ||
-	    (ret = memory_load(vm, json_object_get(root, "memory"), mem_fd, err)) ||
+	    (ret = memory_load(vm, json_object_get(root, "memory"), mem_fd, copy, err)) ||
 	    (ret = chips_load(vm, json_object_get(root, "vm"), err)))
 		return ret;
 	const json_t *vcpus = json_object_get(root, "vcpus"), *devs = json_object_get(root, "devices");

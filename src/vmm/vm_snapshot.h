@@ -38,7 +38,8 @@ json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 
 /* Writes a state vm_snapshot_state made to `state_fd` (the header with its SHA-256, then the
  * JSON) and the VM's RAM to `mem_fd` (the regions back to back, sized with ftruncate, pages of
- * zeroes left as holes); the VM still parked. Returns 0 or -errno with a message. */
+ * zeroes left as holes); mem_fd -1: the RAM is the VM's --mem-file, flushed to it instead
+ * (msync). The VM stays parked. Returns 0 or -errno with a message. */
 int vm_snapshot_write(struct vm *vm, const json_t *state, int state_fd, int mem_fd,
 		      struct error *err);
 
@@ -57,8 +58,10 @@ const json_t *vm_snapshot_config(const json_t *root);
 /* Puts a snapshot into `vm`, just built (vm_create) from its configuration and not yet run:
  * checks the CPU (vendor, and every saved CPUID feature present on this host), the RAM size,
  * the vCPU and device counts and types; maps `mem_fd` over guest RAM (private: the file is
- * never written; pages load on first touch), then the kvmclock, irqchip, PIT, vCPUs, COM1 and
- * devices. Returns 0 or -errno with a message (the VM is then to be destroyed). */
-int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, struct error *err);
+ * never written; pages load on first touch) or, with `copy`, reads it in; then the kvmclock,
+ * irqchip, PIT, vCPUs, COM1 and devices. Returns 0 or -errno with a message (the VM is then
+ * to be destroyed). */
+int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy,
+			struct error *err);
 
 #endif

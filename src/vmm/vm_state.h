@@ -32,6 +32,8 @@ struct vcpu;
 struct vm_config {
 	const char *kvm_path;   /* normally "/dev/kvm" */
 	uint64_t mem_size;      /* bytes */
+	const char *mem_file;   /* --mem-file: RAM is this file, mapped shared from mem_fd; NULL: anonymous */
+	int mem_fd;             /* the open --mem-file (run_vm.c opens it once); only with mem_file */
 	uint32_t ncpus;
 	bool pit;               /* create the in-kernel PIT */
 	int serial_fd;          /* where COM1 output goes (-1: nowhere) */
@@ -97,6 +99,7 @@ struct vm {
 	bool io_parked;             /* parked in vm_io_park's handler */
 
 	uint64_t io_cpu_ns;        /* CPU time of the event-loop (I/O) thread, at the end */
+	uint64_t first_run_ns;     /* CLOCK_MONOTONIC of the first KVM_RUN into the guest, 0 before */
 	pthread_t io_thread;       /* the thread running the event loop ("msivm-io") */
 	int io_error;              /* -errno if the I/O thread failed */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when vm_create began */

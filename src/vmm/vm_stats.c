@@ -228,6 +228,7 @@ json_t *vm_stats_json(struct vm *vm)
 				    "isr_reads", (json_int_t)(b->isr_reads - a->isr_reads)));
 	}
 	json_object_set_new(root, "tsc_offset", json_integer((json_int_t)vm->tsc_offset));
+	json_object_set_new(root, "first_run_ns", json_integer((json_int_t)vm->first_run_ns));
 	json_object_set_new(root, "cpu", cpu);
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "exits", exits);

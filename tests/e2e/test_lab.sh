@@ -105,6 +105,21 @@ else
 	fail "latency summary: row='$row' floor='$floor'"
 fi
 
+# The snapshot experiment: a cold boot, a snapshot, a restore in a new process and 4 clones.
+timeout 300 "$MSIVM" lab --runs 1 --experiments snapshot --modes msix --probe "$PROBE" \
+	--out "$TMP/snaplab" >"$TMP/out" 2>"$TMP/err"
+status=$?
+R="$TMP/snaplab/report.json"
+sf() { jq -r --arg k "$1" '.experiments[0].configs[0].runs[0].figures[$k] // "none"' "$R" 2>/dev/null; }
+if [ "$status" = 0 ] && ge "$(sf restore_entry_ms)" 0.01 && ge "$(sf restore_ms)" "$(sf restore_entry_ms)" &&
+	ge "$(sf cold_ms)" "$(sf cold_entry_ms)" && ge "$(sf save_ms)" 0.01 && ge "$(sf state_kib)" 1 &&
+	ge 1024 "$(sf state_kib)" && ge "$(sf cold_pss_kib)" "$(sf clone_pss_kib)" && ge "$(sf clone_pss_kib)" 1; then
+	pass "lab snapshot: restore to the first instruction $(sf restore_entry_ms) ms (answer $(sf restore_ms)), cold $(sf cold_entry_ms)/$(sf cold_ms) ms, state $(sf state_kib) KiB, a clone's PSS $(sf clone_pss_kib) < a cold VM's $(sf cold_pss_kib) KiB"
+else
+	out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+	fail "lab snapshot: status $status, figures $(jq -c '.experiments[0].configs[0].runs[0] | [.figures, .error]' "$R" 2>&1)"
+fi
+
 run lab --runs 0
 expect "lab: --runs 0 is refused" 125 '' "bad --runs"
 run lab --experiments nosuch

@@ -184,4 +184,34 @@ check "tap: without ifname= the kernel names it" \
 	'[ "$status" = 0 ]' \
 	'[[ "$(jqv ".devices[0].attached")" =~ ^tap\ tap[0-9]+$ ]]'
 
+
+# A snapshot restored with tap=NAME gets its own tap (clones of one snapshot each need one).
+rm -f "$TMP/s.sock"
+ip netns exec "$NS" "$MSIVM" run "${LONG_GUEST[@]}" --net "backend=tap,ifname=msivms0" \
+	--api-socket "$TMP/s.sock" >/dev/null 2>"$TMP/s.err" &
+pid=$!
+wait_for 'link_up msivms0 && [ -S "$TMP/s.sock" ]'
+"$MSIVM" remote --api-socket "$TMP/s.sock" snapshot --state "$TMP/t.state" --mem "$TMP/t.mem" \
+	--paused >/dev/null 2>&1
+snap=$?
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+wait_for '! link_up msivms0'
+ip netns exec "$NS" "$MSIVM" run --restore "state=$TMP/t.state,mem=$TMP/t.mem,tap=msivms1" \
+	--stats-json "$TMP/stats.json" >/dev/null 2>"$TMP/r.err" &
+pid=$!
+wait_for 'link_up msivms1'
+up1=$(link_up msivms1 && echo yes) up0=$(link_up msivms0 && echo yes)
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"; status=$?
+out=""; err=$(cat "$TMP/s.err" "$TMP/r.err")
+check "tap: a snapshot restored with tap=msivms1 runs on that tap, not on the snapshot's msivms0" \
+	'[ "$snap" = 0 ]' '[ "$status" = 143 ]' '[ "$up1" = yes ]' '[ -z "$up0" ]' \
+	'[ "$(jqv ".devices[1].attached")" = "tap msivms1" ]'
+status=$(in_ns "$MSIVM" run --restore "state=$TMP/t.state,mem=$TMP/t.mem,tap=a,tap=b" 2>"$TMP/err" \
+	>/dev/null; echo $?)
+err=$(cat "$TMP/err"); out=""
+expect "tap: more tap=NAME than the snapshot has tap NICs is refused" 125 '' \
+	'gives 2 tap=NAME and the snapshot has 1 NIC on a tap'
+
 finish

@@ -198,7 +198,8 @@ cases=(
 	"another host's CPU|state=$TMP/cpu.state,mem=$mem|wrong host: the guest was given CPUID 7.0.ebx"
 	"a memory file of another size|state=$st,mem=$TMP/small.mem|the memory file is 67108864 bytes"
 	"no memory file|state=$st,mem=$TMP/none.mem|cannot open the snapshot's memory file"
-	"no mem=|state=$st|--restore needs state=FILE and mem=FILE"
+	"no mem=|state=$st|--restore needs mem=FILE: $st holds no RAM of its own"
+	"tap= for a VM without a tap|state=$st,mem=$mem,tap=msivmx0|gives 1 tap=NAME and the snapshot has 0 NICs on a tap"
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r name arg msg <<<"$c"
@@ -243,7 +244,94 @@ rm -f "$TMP/vin" && mkfifo "$TMP/vin"
 (sleep 1; echo restored; sleep 1; echo quit) >"$TMP/vin" &
 run run --restore "state=$TMP/v.state,mem=$TMP/v.mem" --serial tty <"$TMP/vin"
 expect "the vsock guest restored: its console answers, exit 5" 5 '^probe: echo restored$'
-run remote --api-socket "$TMP/none.sock" snapshot --state "$TMP/x"
-expect "msivm remote snapshot without --mem: usage error" 125 '' 'snapshot needs --state FILE and --mem FILE'
+run remote --api-socket "$TMP/none.sock" snapshot --mem "$TMP/x"
+expect "msivm remote snapshot without --state: usage error" 125 '' 'snapshot needs --state FILE'
+
+# ---- RAM in a file (--mem-file): a snapshot writes no copy of it (the VM must stay paused: a
+# running guest would change it); the restore maps it privately (the file stays as it was) or
+# reads it in (copy: the restored guest no longer needs the file).
+if echo_guest m --mem-file "$TMP/ram.bin"; then
+	out=$(api "$TMP/m.sock" snapshot --state "$TMP/m.state" 2>&1)
+	status=$? err=""
+	echo still >&3
+	if [ "$status" = 1 ] && grep -q 'ask for \\"resume\\": false' <<<"$out" &&
+		wait_file "$TMP/m.out" '^probe: echo still$' && [ ! -e "$TMP/m.state" ]; then
+		pass "--mem-file: a snapshot that would resume is refused (409), the guest goes on"
+	else
+		fail "--mem-file snapshot without --paused: status $status, reply '$out'"
+	fi
+	run run --kernel "$PROBE" --mem-file "$TMP/ram.bin"
+	expect "--mem-file: a second msivm on the same file is refused" 125 '' \
+		"--mem-file '$TMP/ram.bin': another process holds it"
+	out=$(api "$TMP/m.sock" snapshot --state "$TMP/m.state" --paused 2>&1)
+	status=$? err=""
+	if [ "$status" = 0 ] && [ "$(jq -r .mem <<<"$out")" = "$TMP/ram.bin" ] &&
+		[ "$(body "$TMP/m.state" | jq -r .memory.file)" = "$TMP/ram.bin" ] &&
+		[ "$(stat -c %s "$TMP/ram.bin")" = 268435456 ]; then
+		pass "--mem-file: a paused snapshot names the RAM file and copies nothing"
+	else
+		fail "--mem-file snapshot: status $status, reply '$out'"
+	fi
+	kill -9 $pid 2>/dev/null
+fi
+exec 3>&-
+wait $pid 2>/dev/null
+ramsum=$(sha256sum "$TMP/ram.bin" | cut -d' ' -f1)
+rm -f "$TMP/min" && mkfifo "$TMP/min"
+(sleep 0.5; echo fromfile; sleep 0.5; echo quit) >"$TMP/min" &
+run run --restore "state=$TMP/m.state" --serial tty <"$TMP/min"
+if [ "$status" = 5 ] && grep -q '^probe: echo fromfile$' <<<"$out" &&
+	[ "$(sha256sum "$TMP/ram.bin" | cut -d' ' -f1)" = "$ramsum" ]; then
+	pass "--restore state= alone maps the snapshot's --mem-file privately: the guest answers, the file is unchanged"
+else
+	fail "restore from the --mem-file (want 5 and the echo)"
+fi
+# copy: the restored guest reads its RAM in; the file then goes away under it (a private
+# mapping's untouched pages would be lost with it: SIGBUS).
+cp "$TMP/ram.bin" "$TMP/ram2.bin"
+rm -f "$TMP/cpin" && mkfifo "$TMP/cpin"
+"$MSIVM" run -v --restore "state=$TMP/m.state,mem=$TMP/ram2.bin,copy" --serial tty <"$TMP/cpin" \
+	>"$TMP/cp.out" 2>&1 &
+pid=$!
+exec 3>"$TMP/cpin"
+wait_file "$TMP/cp.out" 'info: restored'
+truncate -s 0 "$TMP/ram2.bin"
+echo copied >&3
+wait_file "$TMP/cp.out" '^probe: echo copied$'
+echo quit >&3
+exec 3>&-
+wait $pid
+status=$? out=$(cat "$TMP/cp.out") err=""
+if [ "$status" = 5 ] && grep -q 'RAM read from' <<<"$out" && grep -q '^probe: echo copied$' <<<"$out"; then
+	pass "--restore ...,copy: RAM read in; the guest answers after its memory file was emptied"
+else
+	fail "restore with copy (want 5 and the echo after the file was truncated)"
+fi
+run run --mem 128M --mem-file "$TMP/ram.bin" --kernel "$PROBE"
+expect "--mem-file of another size than --mem is refused" 125 '' \
+	"is 268435456 bytes and the guest's RAM 134217728"
+run run --memory "size=256M,shared" --kernel "$PROBE"
+expect "--memory shared without file= is refused" 125 '' 'shared needs file=PATH'
+run run --restore "state=$TMP/m.state" --mem-file "$TMP/ram3.bin"
+expect "--mem-file with --restore is refused" 125 '' '--mem-file with --restore'
+if echo_guest n; then
+	out=$(api "$TMP/n.sock" snapshot --state "$TMP/n.state" 2>&1)
+	status=$? err=""
+	[ "$status" = 1 ] && grep -q '\\"mem\\" is needed' <<<"$out" && [ ! -e "$TMP/n.state" ] &&
+		pass "a snapshot without mem of anonymous RAM is refused (400)" ||
+		fail "snapshot without mem, anonymous RAM: status $status, reply '$out'"
+	echo quit >&3
+fi
+exec 3>&-
+wait $pid 2>/dev/null
+
+# ---- "restore" in a --config file: the snapshot gives the VM, the file this run's host options.
+printf '{"restore": "state=%s", "serial": "tty"}' "$TMP/m.state" >"$TMP/restore.json"
+(sleep 0.5; echo viaconfig; sleep 0.5; echo quit) >"$TMP/min" &
+run run --config "$TMP/restore.json" <"$TMP/min"
+expect "--config with \"restore\": the guest answers on the file's serial=tty" 5 '^probe: echo viaconfig$'
+printf '{"restore": "state=%s", "cpus": 2}' "$TMP/m.state" >"$TMP/restore2.json"
+run run --config "$TMP/restore2.json"
+expect "--config with \"restore\" and a VM key is refused" 125 '' "'cpus' with restore: the snapshot holds"
 
 finish
