@@ -213,7 +213,7 @@ int virtio_pci_pop(struct virtio_pci *t, uint16_t q, struct vbudget *b, struct v
 		return 0;
 	}
 	int r = virtq_pop(vq, c);
-	if (r == 0) {
+	if (r == 0 && !t->queues[q].hold.kicks_off) { /* a hold's timer looks at the ring itself */
 		virtq_set_notify(vq, true);
 		r = virtq_pop(vq, c);
 	}

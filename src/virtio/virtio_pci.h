@@ -69,6 +69,7 @@ struct vpci_hold {
 	uint64_t gap_ns;          /* moving average of the time between joining batches (0: none yet) */
 	uint64_t sent_ns;         /* when the last notification went out (0: none since the last batch) */
 	uint64_t react_ns;        /* moving average of notification -> next completion (0: none yet) */
+	bool kicks_off;           /* the driver's kicks are off while held: the timer looks at the ring */
 };
 
 /* Per queue, for --stats and the lab. */
@@ -80,6 +81,7 @@ struct vpci_queue_stats {
 	uint64_t holds;           /* notifications held back by coalesce= */
 	uint64_t holds_joined;    /* ... that more completions joined before they went out */
 	uint64_t hold_ns;         /* time notifications spent held, in all */
+	uint64_t hold_pickups;    /* hold timer passes that found requests submitted without a kick */
 };
 
 struct vpci_queue {

@@ -24,6 +24,11 @@
  * before sending the next (queue depth 1) never joins a hold: each such miss doubles the
  * number of notifications sent at once before the next try (up to VPCI_HOLD_BACKOFF_MAX),
  * so at depth 1 at most one completion in VPCI_HOLD_BACKOFF_MAX + 1 waits.
+ *
+ * While a notification is held the driver's kicks are off too (unless poll= polls the queue):
+ * the driver is still submitting, and each kick is an exit. The hold's timer looks at the avail
+ * ring instead: what came is processed there, its completions join the notification, and the
+ * hold goes on for another quiet time. When it ends, kicks are on again before the interrupt.
  */
 
 static uint64_t cap_ns(const struct virtio_pci *t)
@@ -64,10 +69,31 @@ static void arm(struct vpci_hold *h, uint64_t at_ns)
 	(void)timerfd_settime(h->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+static void kicks_off(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	if (t->cfg.poll_us)
+		return; /* poll= turns them off and on itself */
+	virtq_set_notify(&vq->vq, false);
+	vq->hold.kicks_off = true;
+}
+
+/* Kicks on again (a full fence), and what the driver added while they were off is served from
+ * the loop (the kick eventfd: this may run inside the device's own processing). */
+static void kicks_on(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	if (!vq->hold.kicks_off)
+		return;
+	vq->hold.kicks_off = false;
+	virtq_set_notify(&vq->vq, true);
+	if (virtq_has_work(&vq->vq))
+		virtio_pci_queue_resume(t, vq->index);
+}
+
 static void release(struct virtio_pci *t, struct vpci_queue *vq, uint64_t now)
 {
 	struct vpci_hold *h = &vq->hold;
 	h->held = false;
+	kicks_on(t, vq);
 	arm(h, 0);
 	vq->stats.hold_ns += now - h->start_ns;
 	if (h->joins) {
@@ -119,6 +145,7 @@ bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq)
 	h->deadline_ns = now + cap_ns(t);
 	h->joins = 0;
 	vq->stats.holds++;
+	kicks_off(t, vq);
 	uint64_t at = now + quiet_ns(t, h);
 	arm(h, at < h->deadline_ns ? at : h->deadline_ns);
 	return true;
@@ -129,7 +156,7 @@ void vpci_hold_reset(struct vpci_queue *vq)
 	struct vpci_hold *h = &vq->hold;
 	if (h->timer_fd >= 0 && h->held)
 		arm(h, 0);
-	h->held = false;
+	h->held = h->kicks_off = false; /* the queue's ring starts over */
 	h->skip = h->backoff = 0;
 	h->gap_ns = h->sent_ns = h->react_ns = 0;
 }
@@ -143,7 +170,22 @@ void vpci_hold_flush(struct virtio_pci *t)
 	}
 }
 
-/* The quiet time or the cap ran out: the held notification goes out (unless the queue is no
+/* Requests the driver added without a kick, served now; true if their completions joined the
+ * hold (which then goes on, its timer armed again) or ended it. */
+static bool pick_up(struct virtio_pci *t, struct vpci_queue *vq)
+{
+	struct vpci_hold *h = &vq->hold;
+	if (!h->kicks_off || !t->ops->queue_notify || !virtq_has_work(&vq->vq) ||
+	    clock_now_ns() >= h->deadline_ns)
+		return false;
+	uint32_t joins = h->joins;
+	vq->stats.hold_pickups++;
+	t->ops->queue_notify(t->opaque, vq->index);
+	return !h->held || h->joins != joins;
+}
+
+/* The quiet time or the cap ran out: what the driver submitted meanwhile is served (its
+ * completions join the hold), else the held notification goes out (unless the queue is no
  * longer live: a reset dropped it already, NEEDS_RESET drops it here). */
 static void on_timer(void *opaque, uint32_t events)
 {
@@ -153,10 +195,12 @@ static void on_timer(void *opaque, uint32_t events)
 	pthread_mutex_lock(&t->lock);
 	while (read(vq->hold.timer_fd, &n, sizeof(n)) > 0)
 		;
-	if (vq->hold.held && virtio_pci_queue(t, vq->index))
-		release(t, vq, clock_now_ns());
-	else
+	if (vq->hold.held && virtio_pci_queue(t, vq->index)) {
+		if (!pick_up(t, vq) && vq->hold.held)
+			release(t, vq, clock_now_ns());
+	} else {
 		vq->hold.held = false; /* NEEDS_RESET meanwhile: nobody to tell until a reset */
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -360,11 +360,11 @@ void virtq_set_notify(struct virtq *q, bool enable)
 		return;
 	q->notify_off = !enable;
 	if (q->event_idx) {
-		/* Kick at the next chain the driver adds, even when chains it
-		 * already added are still unused (a device waiting for more). */
-		if (enable)
-			store16_relaxed(avail_event_ptr(q),
-					load16_acquire(q->avail_host + AVAIL_IDX));
+		/* On: kick at the next chain the driver adds, even when chains it already added are
+		 * still unused (a device waiting for more). Off: a point the driver has passed, so
+		 * that its next chain sends no kick either. */
+		uint16_t avail = load16_acquire(q->avail_host + AVAIL_IDX);
+		store16_relaxed(avail_event_ptr(q), enable ? avail : (uint16_t)(avail - 1));
 	} else {
 		store16_relaxed(q->used_host + USED_FLAGS, enable ? 0 : VIRTQ_USED_F_NO_NOTIFY);
 	}

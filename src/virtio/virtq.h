@@ -99,8 +99,9 @@ bool virtq_would_notify(struct virtq *q);
 
 /* Enables or disables driver->device notifications (used->flags VIRTQ_USED_F_NO_NOTIFY, or with event_idx writes avail_event = the current avail index, so the next chain added kicks even while earlier ones wait unused).
  * Enabling ends with a full fence; the caller must then check virtq_has_work once more before
- * sleeping, or a chain added just before the enable is never seen. With event_idx, disabling writes
- * nothing: pops stop moving avail_event, which the driver's next chains then pass without a kick. */
+ * sleeping, or a chain added just before the enable is never seen. With event_idx, disabling
+ * writes avail_event = the avail index - 1, a point the driver has passed, and pops stop moving
+ * it: the driver's next chains send no kick. */
 void virtq_set_notify(struct virtq *q, bool enable);
 
 /* True if the avail ring has chains not yet popped (acquire read of avail->idx). False once broken. */

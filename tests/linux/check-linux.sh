@@ -17,7 +17,7 @@
 # Environment: LINUX_CHECK_CONFIGS, LINUX_CHECK_MODE (as the options), LINUX_CHECK_TIMEOUT
 # (seconds per configuration boot, default 300; each guest reboot adds half), LC_FIO, LC_IPERF,
 # LC_MIB, LC_SEQMIB (workloads, see run-checks.sh), LC_L2EXTRA (more L2 command line),
-# LC_LOOPDISK, LC_DUMPALL, LC_KEEPCORE (run-checks.sh).
+# LC_LOOPDISK, LC_DUMPALL, LC_KEEPCORE, LC_SNAPSHOT (run-checks.sh).
 # Nested L1 failures (its own kernel under TCG, not msivm's or the guest's): an L1 that panicked,
 # hung (no console line, not even its 15 s heartbeat, for LINUX_CHECK_L1_SILENCE seconds,
 # default 60: a healthy L1's heartbeats came at most 15.2 s apart in every log of 2026-12-03, and a
@@ -217,6 +217,7 @@ run_l1() { # attempt configs...
 	[ -n "${LC_LOOPDISK+x}" ] && cmd="$cmd lc.loopdisk=${LC_LOOPDISK:-none}"
 	[ -n "${LC_DUMPALL:-}" ] && cmd="$cmd lc.dumpall=$LC_DUMPALL"
 	[ -n "${LC_KEEPCORE:-}" ] && cmd="$cmd lc.keepcore=$LC_KEEPCORE"
+	[ -n "${LC_SNAPSHOT:-}" ] && cmd="$cmd lc.snapshot=$LC_SNAPSHOT"
 	[ -n "$L1_KVM_AMD" ] && cmd="$cmd lc.kvmamd=$(echo "$L1_KVM_AMD" | tr ' ' '+')"
 	say "boot L1 (boot $attempt of this run): QEMU $L1_ACCEL${L1_KVM_AMD:+ (kvm_amd $L1_KVM_AMD)} -cpu max -smp $L1_SMP -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"

@@ -1154,6 +1154,27 @@ static void test_coalesce_holds_only_what_the_driver_wants(void **state)
 	assert_int_equal(msix_fired(x, 1), 0);
 }
 
+/* While a notification is held the driver's kicks are off (EVENT_IDX: avail_event behind its
+ * index): a request it adds then is picked up by the hold's timer and its completion joins the
+ * one interrupt; kicks are on again when the hold ends. */
+static void test_coalesce_picks_up_requests_without_kicks(void **state)
+{
+	struct fx *x = *state;
+	hold_one(x, F_VERSION_1 | F_EVENT_IDX);
+	uint16_t avail = ram_r16(x, AVAIL_GPA + 2);
+	assert_int_equal(ram_r16(x, USED_GPA + 4 + 8 * QSIZE), (uint16_t)(avail - 1));
+	post_rng_buffer(x); /* no kick: the driver's avail index passed avail_event */
+	run_until_released(x);
+	assert_int_equal(ram_r16(x, USED_GPA + 2), 2);
+	assert_int_equal(msix_fired(x, 1), 1);
+	const struct vpci_queue_stats *st = &x->t->queues[0].stats;
+	assert_int_equal(st->completions, 2);
+	assert_int_equal(st->notifications, 1);
+	assert_int_equal(st->hold_pickups, 1);
+	assert_int_equal(st->holds_joined, 1);
+	assert_int_equal(ram_r16(x, USED_GPA + 4 + 8 * QSIZE), ram_r16(x, AVAIL_GPA + 2));
+}
+
 static void test_rng_request_msix_masked_vector_pends(void **state)
 {
 	struct fx *x = *state;
@@ -1719,6 +1740,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_coalesce_reset_drops_the_held_notification,
 						setup_coalesce, teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_holds_only_what_the_driver_wants,
+						setup_coalesce, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_picks_up_requests_without_kicks,
 						setup_coalesce, teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_needs_reset_drops_the_held_notification,
 						setup_coalesce, teardown),
