@@ -170,18 +170,31 @@ void vpci_hold_flush(struct virtio_pci *t)
 	}
 }
 
-/* Requests the driver added without a kick, served now; true if their completions joined the
- * hold (which then goes on, its timer armed again) or ended it. */
+/* Requests the driver added without a kick, served now (also at the cap: what completes at
+ * once goes out with the held notification). True if the hold goes on (their completions
+ * joined it and armed its timer again, or they are still in flight and it waits another quiet
+ * time for them) or ended meanwhile; false when it is to end now: nothing was taken, or the cap
+ * passed. */
 static bool pick_up(struct virtio_pci *t, struct vpci_queue *vq)
 {
 	struct vpci_hold *h = &vq->hold;
-	if (!h->kicks_off || !t->ops->queue_notify || !virtq_has_work(&vq->vq) ||
-	    clock_now_ns() >= h->deadline_ns)
+	if (!h->kicks_off || !t->ops->queue_notify || !virtq_has_work(&vq->vq))
 		return false;
 	uint32_t joins = h->joins;
+	uint16_t taken = vq->vq.last_avail;
 	vq->stats.hold_pickups++;
 	t->ops->queue_notify(t->opaque, vq->index);
-	return !h->held || h->joins != joins;
+	if (!h->held)
+		return true;
+	if (clock_now_ns() >= h->deadline_ns)
+		return false;
+	if (h->joins != joins)
+		return true;
+	if (vq->vq.last_avail == taken)
+		return false;
+	uint64_t at = clock_now_ns() + quiet_ns(t, h);
+	arm(h, at < h->deadline_ns ? at : h->deadline_ns);
+	return true;
 }
 
 /* The quiet time or the cap ran out: what the driver submitted meanwhile is served (its

@@ -367,7 +367,8 @@ wait_vmm() {
 			t_note=$(up)
 			stage "$cfg: running for $(awk -v a="$t_note" -v b="$t_start" 'BEGIN { printf "%.0f", a - b }')s; L2 console: $(tr -d '\r' <"$d/serial.log" | grep -v '^ *$' | tail -n1 | cut -c1-110)"
 		fi
-		if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$(up); fi
+		if [ -z "$t_off" ] && cat "$d/serial.log" "$d/serial2.log" 2>/dev/null |
+			grep -q 'lc: power [0-9]* poweroff'; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
 		if [ -n "$api" ] && [ ! -e "$WORK/api.res" ] && grep -q 'lc: CHECK blk.ro-read' "$d/serial.log"; then
 			if [ "$snap" = 1 ]; then api_snapshot_restore >"$WORK/api.res"; else api_pause_resume >"$WORK/api.res"; fi
@@ -431,7 +432,9 @@ wait_vmm() {
 	t_end=$(up)
 	vmm_pid=
 	# a VMM that exited within one 0.2 s look of the guest's poweroff line: the line came at the end
-	if [ -z "$t_off" ] && grep -q 'lc: power [0-9]* poweroff' "$d/serial.log"; then t_off=$t_end; fi
+	# (a restored msivm's console is serial2.log, copied into serial.log by a tail that may lag)
+	if [ -z "$t_off" ] && cat "$d/serial.log" "$d/serial2.log" 2>/dev/null |
+		grep -q 'lc: power [0-9]* poweroff'; then t_off=$t_end; fi
 }
 
 # The last pass panicked on purpose (sysrq c): Linux's pvpanic-mmio driver must have bound
