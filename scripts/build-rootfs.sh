@@ -30,7 +30,8 @@ if [ -s "$out/debian.img" ] && [ -s "$out/vmlinuz" ] && [ -s "$out/initrd.img" ]
 fi
 export DEBIAN_FRONTEND=noninteractive
 command -v debootstrap >/dev/null && command -v mkfs.ext4 >/dev/null ||
-	apt-get install -y --no-install-recommends debootstrap e2fsprogs >/dev/null ||
+	apt-get install -y --no-install-recommends debootstrap e2fsprogs >/dev/null 2>&1 ||
+	{ apt-get update -qq >/dev/null 2>&1 && apt-get install -y --no-install-recommends debootstrap e2fsprogs >/dev/null; } ||
 	die "apt-get install of debootstrap and e2fsprogs failed"
 mkdir -p "$out"
 root="$out/root.tmp"

@@ -6,6 +6,9 @@
 #                                  needs l2 and build/msivm)
 #   tests/linux/build.sh l1run     build/linux/l1run/{vmlinuz,initramfs.cpio}: the nested host of
 #                                  scripts/nested/run.sh (runs host commands over virtiofs)
+#   tests/linux/build.sh distro    build/linux/distro/check.img: the Debian image of
+#                                  scripts/build-rootfs.sh (built into build/rootfs when missing)
+#                                  with tests/linux/distro-check and its unit written into it
 #
 # Both use the Debian cloud kernel behind linux-image-cloud-amd64 (the one
 # scripts/build-initramfs.sh boots). The .deb is downloaded once into build/linux/dl/ and reused.
@@ -234,6 +237,7 @@ build_l1() {
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ip)" /usr/sbin/ip
 	copy_with_libs "$root" "$(command -v qemu-system-x86_64)"
+	copy_with_libs "$root" "$(command -v e2fsck)" /sbin/e2fsck # the distro configurations' fsck
 	# QEMU's firmware, dereferenced (Debian links it into /usr/share/qemu from other packages).
 	mkdir -p "$root/usr/share/qemu"
 	for f in bios-256k.bin kvmvapic.bin linuxboot_dma.bin linuxboot.bin; do
@@ -244,6 +248,7 @@ build_l1() {
 	cp "$OUT/l2/vmlinuz" "$root/lc/l2-vmlinuz"
 	cp "$OUT/l2/initramfs.cpio.gz" "$root/lc/l2-initramfs.cpio.gz"
 	install -m 755 "$here/run-checks.sh" "$root/lc/run-checks.sh"
+	install -m 755 "$here/run-distro.sh" "$root/lc/run-distro.sh"
 	install -m 644 "$here/checks.list" "$root/lc/checks.list"
 	install -m 755 "$here/l1-init" "$root/init"
 	echo "$KVER" >"$root/lc/kver"
@@ -268,6 +273,47 @@ build_l1run() {
 	pack_host "$root" "$out" "nested host"
 }
 
+# The distro configurations' image: a sparse copy of build-rootfs.sh's with distro-check as
+# /usr/local/sbin/msivm-check and msivm-check.service enabled in multi-user.target (debugfs writes
+# them into the ext4 image: nothing is mounted). The unit runs only with lc.distro on the kernel
+# command line; Type=simple, so that the boot it waits for (is-system-running --wait) can end.
+build_distro() {
+	need debugfs:e2fsprogs
+	"$top/scripts/build-rootfs.sh" "$top/build/rootfs" || die "scripts/build-rootfs.sh failed"
+	local out=$OUT/distro u
+	mkdir -p "$out"
+	u=$out/msivm-check.service
+	cat >"$u" <<'UNIT'
+[Unit]
+Description=msivm check-linux: the distro checks (tests/linux/distro-check)
+ConditionKernelCommandLine=lc.distro
+After=multi-user.target
+
+[Service]
+Type=simple
+ExecStart=/usr/local/sbin/msivm-check
+StandardOutput=journal
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+	chmod 644 "$u"
+	cp --sparse=always "$top/build/rootfs/debian.img" "$out/check.img.new"
+	install -m 755 "$here/distro-check" "$out/msivm-check"
+	debugfs -w -f - "$out/check.img.new" >"$out/debugfs.log" 2>&1 <<CMDS || die "debugfs failed: $(tail -n 3 "$out/debugfs.log")"
+cd /usr/local/sbin
+write $out/msivm-check msivm-check
+cd /etc/systemd/system
+write $u msivm-check.service
+cd /etc/systemd/system/multi-user.target.wants
+symlink msivm-check.service /etc/systemd/system/msivm-check.service
+CMDS
+	grep -qi "error\|not found\|exists" "$out/debugfs.log" && die "debugfs: $(grep -i "error\|not found\|exists" "$out/debugfs.log" | head -n 2)"
+	rm -f "$out/msivm-check"
+	mv -f "$out/check.img.new" "$out/check.img"
+	note "distro: $out/check.img ($(du -h "$out/check.img" | cut -f1) on disk), from build/rootfs/debian.img"
+}
+
 mkdir -p "$OUT/l1" "$OUT/l2" "$OUT/l1run"
 [ $# -ge 1 ] || set -- l2 l1
 for what in "$@"; do
@@ -275,6 +321,7 @@ for what in "$@"; do
 	l2) build_l2 ;;
 	l1) build_l1 ;;
 	l1run) build_l1run ;;
-	*) die "unknown target $what (l1, l2 or l1run)" ;;
+	distro) build_distro ;;
+	*) die "unknown target $what (l1, l2, l1run or distro)" ;;
 	esac
 done

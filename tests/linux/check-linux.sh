@@ -3,14 +3,16 @@
 # reference) with the test init of tests/linux/guest-init and checks msivm through Linux's own
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
-#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu] [--mode auto|direct|nested]
+#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu,distro,qdistro] [--mode auto|direct|nested]
 #                              [--no-build] [--report] [--bootloop N]
 #
-# Configurations (default: all): msix, msi, intx (every device on that irq mode), nomsi (msix plus
+# Configurations (default: all but qdistro): msix, msi, intx (every device on that irq mode), nomsi (msix plus
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), vhost (msix with
 # the NIC on backend=vhost: vhost-net runs its data path; an i8042 reboot, then the power
 # button), qemu (the same
-# guest and checks under QEMU q35, as the reference). With a hardware /dev/kvm (`msivm host`
+# guest and checks under QEMU q35, as the reference), distro (the Debian image of
+# scripts/build-rootfs.sh under msivm, checked through systemd: tests/linux/run-distro.sh) and
+# qdistro (the same under QEMU; not in the default list, for time). With a hardware /dev/kvm (`msivm host`
 # says "hardware": kvm_intel or kvm_amd) run-checks.sh runs on this host ("direct"); on a PVM host
 # or one with no usable /dev/kvm ("pvm", "none") inside a nested L1: QEMU TCG with an AMD CPU
 # model whose Linux loads kvm_amd ("nested").
@@ -34,6 +36,11 @@
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
 # the nested L1 instead of the checks and copies its report to DIR; exit status: the lab's, or 3
 # when L1 itself died or hung before the lab's report was written.
+# --distro-boots N is an experiment, not a test: N rounds of booting the distro image to systemd's
+# `running` and its poweroff under msivm and QEMU, with and without pci=nomsi (--configs picks from
+# distro,qdistro,distro-nomsi,qdistro-nomsi), one fresh L1 per round; a table of systemd's kernel,
+# userspace and multi-user.target times and the host's wall time, their ratios, and a chart
+# (build/linux/logs/distro-boots/).
 # --bootloop N is an experiment, not a test: N boots of the L2 guest per configuration
 # (interleaved, each only to init and poweroff; default configurations msix,qemu), one line per
 # boot and a tally of how each ended (ok, reset, panic, hang) and of the L1 deaths
@@ -53,7 +60,7 @@ B=$top/build/linux
 LOGS=$B/logs
 configs=${LINUX_CHECK_CONFIGS:-}
 mode=${LINUX_CHECK_MODE:-auto}
-build=1 report=0 bootloop= lab= lab_out=
+build=1 report=0 bootloop= distroboots= lab= lab_out=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--configs) configs=$2; shift ;;
@@ -66,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--lab) lab=$2; shift ;;         # scripts/lab-linux.sh: msivm lab --guest linux ARGS in L1
 	--lab-out) lab_out=$2; shift ;; # where its report goes
 	--bootloop=*) bootloop=${1#*=} ;;
+	--distro-boots) distroboots=$2; shift ;;
 	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "check-linux: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -75,16 +83,25 @@ if [ -n "$bootloop" ]; then
 	case "$bootloop" in *[!0-9]* | "" | 0) echo "check-linux: --bootloop needs a positive count, not '$bootloop'" >&2; exit 2 ;; esac
 	configs=${configs:-msix,qemu}
 fi
-configs=${configs:-msix,msi,intx,nomsi,vhost,qemu}
+if [ -n "$distroboots" ]; then
+	case "$distroboots" in *[!0-9]* | "" | 0) echo "check-linux: --distro-boots needs a positive count, not '$distroboots'" >&2; exit 2 ;; esac
+	variants=$(echo "${configs:-distro,qdistro,distro-nomsi,qdistro-nomsi}" | tr ',' ' ')
+	for c in $variants; do
+		case "$c" in distro | qdistro | distro-nomsi | qdistro-nomsi) ;; *) echo "check-linux: --distro-boots variants are distro, qdistro, distro-nomsi and qdistro-nomsi, not $c" >&2; exit 2 ;; esac
+	done
+	configs=distro # what is built and attached: the distro image
+fi
+configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
-	msix | msi | intx | nomsi | vhost | qemu) ;;
+	msix | msi | intx | nomsi | vhost | qemu | distro | qdistro) ;;
 	msixsig | msix1 | msix2g | qemu2g) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
 	*) echo "check-linux: unknown configuration $c" >&2; exit 2 ;;
 	esac
 done
 TMO=${LINUX_CHECK_TIMEOUT:-300}
+DTMO=${LINUX_CHECK_DISTRO_TIMEOUT:-600} # per boot of the distro image
 SILENCE=${LINUX_CHECK_L1_SILENCE:-60}
 PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-200}
 ATTEMPTS=${LINUX_CHECK_L1_ATTEMPTS:-4}
@@ -146,8 +163,16 @@ if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
 	fi
+	case " $configs " in *" distro "* | *" qdistro "*)
+		if newer "$B/distro/check.img" "$here/distro-check" "$here/build.sh" "$top/scripts/build-rootfs.sh" ||
+			[ ! -s "$top/build/rootfs/stamp" ]; then
+			say "build the distro image (scripts/build-rootfs.sh: debootstrap, a few minutes the first time)"
+			OUT=$B "$here/build.sh" distro 2>&1 | tee "$LOGS/build-distro.log" | sed 's/^/  /'
+			[ "${PIPESTATUS[0]}" = 0 ] || die "building the distro image failed"
+		fi ;;
+	esac
 	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm "$B/l2/initramfs.cpio.gz" \
-		"$here/l1-init" "$here/run-checks.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
+		"$here/l1-init" "$here/run-checks.sh" "$here/run-distro.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
 		say "build L1 (Debian cloud kernel, kvm_amd, msivm, QEMU, the L2 guest)"
 		OUT=$B MSIVM=build/msivm "$here/build.sh" l1 2>&1 | tee "$LOGS/build-l1.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building L1 failed"
@@ -161,7 +186,11 @@ mkdir -p "$RES"
 budget() {
 	local c s=240
 	for c in "$@"; do
-		case "$c" in msix | qemu) s=$((s + TMO + 3 * TMO / 2 + 30)) ;; *) s=$((s + TMO + 30)) ;; esac
+		case "$c" in
+		msix | qemu) s=$((s + TMO + 3 * TMO / 2 + 30)) ;;
+		distro | qdistro) s=$((s + 4 * DTMO + 60)) ;; # four boots (run-distro.sh)
+		*) s=$((s + TMO + 30)) ;;
+		esac
 	done
 	echo $s
 }
@@ -190,6 +219,7 @@ run_direct() {
 	local sp=$!
 	gcc -static -O2 -o "$B/vsk" "$here/vsk.c" || die "cannot build tests/linux/vsk.c"
 	LC_OUT=$RES LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_KERNEL=$B/l2/vmlinuz LC_VSK=$B/vsk \
+		LC_DISTRO_IMAGE=$B/distro/check.img LC_DISTRO_DISK=$B/work/distro.img LC_DISTRO_TIMEOUT=$DTMO \
 		LC_INITRD=$B/l2/initramfs.cpio.gz LC_BB=/bin/busybox LC_TIMEOUT=$TMO LC_IP=$(command -v ip) \
 		sh "$here/run-checks.sh" "$@" >"$f" 2>&1 &
 	local rp=$!
@@ -204,11 +234,15 @@ run_direct() {
 run_l1() { # attempt configs...
 	local attempt=$1
 	shift
-	local img=$B/l1-out.img f=$LOGS/l1.fifo t
+	local img=$B/l1-out.img f=$LOGS/l1.fifo t distro=
+	# the distro configurations' image is L1's /dev/vdb, an overlay thrown away with L1
+	case " $* " in *" distro "* | *" qdistro "*)
+		distro="-drive file=$B/distro/check.img,if=none,id=distro,format=raw,snapshot=on -device virtio-blk-pci,drive=distro" ;;
+	esac
 	l1_log=$LOGS/l1-$attempt.log
 	rm -f "$img" && truncate -s "$([ -n "${LC_KEEPCORE:-}" ] && echo 2G || echo 128M)" "$img"
 	t=${l1_budget:-$(budget "$@")}
-	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO lc.hostkvm=${hostkvm%%:*}${l1_extra:+ $l1_extra}"
+	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO lc.dtimeout=$DTMO lc.hostkvm=${hostkvm%%:*}${l1_extra:+ $l1_extra}"
 	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
@@ -227,7 +261,7 @@ run_l1() { # attempt configs...
 		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
 		${LINUX_CHECK_L1_MONITOR:+-monitor unix:$LINUX_CHECK_L1_MONITOR,server,nowait} \
 		-kernel "$B/l1/vmlinuz" -initrd "$B/l1/initramfs.cpio" -append "$cmd" \
-		-drive "file=$img,if=none,id=out,format=raw" -device virtio-blk-pci,drive=out \
+		-drive "file=$img,if=none,id=out,format=raw" -device virtio-blk-pci,drive=out $distro \
 		</dev/null >"$f" 2>&1 &
 	local qp=$!
 	kids="$qp $sp"
@@ -275,6 +309,8 @@ run_l1() { # attempt configs...
 		done
 		[ -s "$x/done" ] && cat "$x/done" >>"$RES/done"
 		[ -d "$x/bootloop" ] && mkdir -p "$LOGS/bootloop" && cp -a "$x/bootloop/." "$LOGS/bootloop/"
+		[ -d "$x/distro-boots" ] && mkdir -p "$LOGS/distro-boots" && rm -rf "$LOGS/distro-boots/l1-$attempt" &&
+			cp -a "$x/distro-boots" "$LOGS/distro-boots/l1-$attempt"
 		[ -n "$lab_out" ] && [ -d "$x/lab" ] && rm -rf "$lab_out.l1" && cp -a "$x/lab" "$lab_out.l1"
 		[ -e "$x/l1-error" ] && cp "$x/l1-error" "$RES/"
 	else
@@ -315,6 +351,50 @@ run_group() { # configs...
 		done
 		todo=$missing tries=$((tries + 1))
 	done
+}
+
+# The distro image's boot-time experiment: N rounds, each in a fresh L1 (direct: this host) booting
+# every variant once; the tallies joined, a table (run-distro.sh --summary) and a chart
+# (gnuplot: distro-boots.svg) in $LOGS/distro-boots/. A round whose L1 died is not run again:
+# its finished boots count.
+run_distro_boots() {
+	local r d=$LOGS/distro-boots
+	rm -rf "$d" && mkdir -p "$d"
+	boot=0
+	for r in $(seq 1 "$distroboots"); do
+		boot=$((boot + 1))
+		say "distro-boots: round $r of $distroboots: $variants"
+		if [ "$mode" = direct ]; then
+			run_direct_distro_boots
+		else
+			l1_extra="lc.distroboots=1" l1_budget=$((240 + $(echo $variants | wc -w) * (DTMO + 60)))
+			run_l1 $boot $variants
+			l1_extra= l1_budget=
+		fi
+	done
+	cat "$d"/*/tally >"$d/tally" 2>/dev/null
+	sh "$here/run-distro.sh" --summary "$d/tally" >"$d/report.txt"
+	echo
+	echo "=== distro-boots ($mode): $distroboots rounds of $variants; boots: $(wc -l <"$d/tally")"
+	cat "$d/report.txt"
+	if command -v gnuplot >/dev/null && [ -s "$d/tally" ]; then
+		awk '$4 == "running" { n[$1]++; s[$1] += $7; if (!($1 in lo) || $7 < lo[$1]) lo[$1] = $7; if ($7 > hi[$1]) hi[$1] = $7 }
+			END { for (v in n) printf "%s %.3f %.3f %.3f\n", v, s[v] / n[v], lo[v], hi[v] }' "$d/tally" | sort >"$d/chart.dat"
+		gnuplot -e "set terminal svg size 640,360; set output '$d/distro-boots.svg';
+			set title 'Debian 12 to multi-user.target (guest clock; nested: compare ratios)'; set ylabel 'seconds';
+			set style fill solid 0.5; set boxwidth 0.6; set yrange [0:*]; unset key;
+			plot '$d/chart.dat' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc rgb 'black'" 2>>"$d/gnuplot.err" &&
+			echo "chart: $d/distro-boots.svg"
+	fi
+}
+
+run_direct_distro_boots() {
+	gcc -static -O2 -o "$B/vsk" "$here/vsk.c" || die "cannot build tests/linux/vsk.c"
+	LC_OUT=$LOGS/distro-boots/direct-$boot LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_VSK=$B/vsk LC_BB=/bin/busybox \
+		LC_DISTRO_IMAGE=$B/distro/check.img LC_DISTRO_DISK=$B/work/distro.img LC_DISTRO_TIMEOUT=$DTMO \
+		LC_IP=$(command -v ip) sh "$here/run-distro.sh" --boots 1 $variants 2>&1 | tee -a "$LOGS/run-distro.log"
+	mv "$LOGS/distro-boots/direct-$boot/distro-boots" "$LOGS/distro-boots/direct-$boot.d" 2>/dev/null &&
+		rm -rf "$LOGS/distro-boots/direct-$boot" && mv "$LOGS/distro-boots/direct-$boot.d" "$LOGS/distro-boots/direct-$boot"
 }
 
 # The boot-loop experiment: L1 boots until every configuration has N boots (or 6 L1 boots).
@@ -381,6 +461,9 @@ if [ -n "$lab" ]; then
 elif [ -n "$bootloop" ]; then
 	run_bootloop
 	exit 0
+elif [ -n "$distroboots" ]; then
+	run_distro_boots
+	exit 0
 elif [ "$report" = 1 ]; then
 	say "report only: verdicts of the last run in $RES"
 elif [ "$mode" = direct ]; then
@@ -409,7 +492,8 @@ while read -r n cf _; do
 	[ "$mode" = nested ] && [ "$n" = power.reboot-triple ] && continue
 	names+=("$n")
 	for c in $configs; do
-		case ",$cf," in ",all," | *",$c,"*) V[$c/$n]=MISS ;; esac
+		# all: the configurations of the test guest (tests/linux/guest-init), not the distro ones
+		case ",$cf,:$c" in ",all,:distro" | ",all,:qdistro") ;; ",all,:"* | *",$c,"*) V[$c/$n]=MISS ;; esac
 	done
 done <"$here/checks.list"
 fails=0
@@ -437,12 +521,15 @@ for c in $configs; do
 	grep -q "^FAIL $c/" "$all" || continue
 	echo
 	echo "--- $c failed: $(grep -c "^FAIL $c/" "$all") check(s); $(cat "$RES/$c/vmm.status" 2>/dev/null || echo 'the VMM never ran')"
-	if [ -s "$RES/$c/serial.log" ]; then
-		echo "--- $c: L2 serial log (last 30 lines of $RES/$c/serial.log)"
-		tr -d '\r' <"$RES/$c/serial.log" | tail -n 30 | sed 's/^/  | /'
-		echo "--- $c: VMM stderr (last 15 lines of $RES/$c/vmm.err)"
-		tail -n 15 "$RES/$c/vmm.err" 2>/dev/null | sed 's/^/  | /'
-	fi
+	for s in serial.log a.serial b.serial c.serial; do # c.serial...: run-distro.sh's three VMM processes
+		[ -s "$RES/$c/$s" ] || continue
+		e=$RES/$c/${s%.*}.err
+		[ "$s" = serial.log ] && e=$RES/$c/vmm.err
+		echo "--- $c: L2 serial log (last 30 lines of $RES/$c/$s)"
+		tr -d '\r' <"$RES/$c/$s" | tail -n 30 | sed 's/^/  | /'
+		echo "--- $c: VMM stderr (last 15 lines of $e)"
+		tail -n 15 "$e" 2>/dev/null | sed 's/^/  | /'
+	done
 done
 
 # Table: checks x configurations.
@@ -467,5 +554,6 @@ cp "$all" "$LOGS/summary-$(date +%Y%m%d-%H%M%S).txt"
 [ "$nf" = 0 ]
 }
 
-main "$@"
-exit $?
+# one line: bash reads it whole before main runs, so an edit of this file during a run cannot
+# make it go on with the new text after main returns
+main "$@"; exit $?

@@ -733,4 +733,9 @@ if [ "${1:-}" = --bootloop ]; then
 	exit 0
 fi
 [ $# -ge 1 ] || set -- msix msi intx nomsi vhost qemu
-for c in "$@"; do run_config "$c"; done
+for c in "$@"; do
+	case "$c" in
+	distro | qdistro) sh "$(dirname "$0")/run-distro.sh" "$c" ;; # the Debian image: its own script
+	*) run_config "$c" ;;
+	esac
+done

@@ -1,10 +1,12 @@
 /* vsk: the stream ends of check-linux's vsock checks, static for L1 (unix sockets, msivm's hybrid protocol) and L2 (AF_VSOCK), and the Linux lab's vsock workloads (L2). */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,12 @@
  *                                "rr count=N size=S min_us= p50_us= p99_us= max_us= mean_us=" (L2)
  * vsk bulk CID PORT MIB          MIB MiB to a sink, timed until it closed (had them all); prints
  *                                "bulk bytes=N secs=S mib_s=R" (L2)
+ * vsk chat PATH SECS [EXPECT SEND]...  connect to the unix socket PATH (waiting up to SECS s for
+ *                                it); for each pair, read until EXPECT has been seen, then write
+ *                                SEND and a carriage return, all within SECS s; then read on until
+ *                                the peer closes. What was read goes to stdout (a console socket's
+ *                                client and a login through it, L1)
+ * vsk now                        the wall clock (CLOCK_REALTIME) as seconds.nanoseconds
  * Exit 0 when the whole stream went through, 1 with a line on stderr otherwise.
  */
 
@@ -241,8 +249,73 @@ static int unix_addr(const char *path, struct sockaddr_un *a)
 	return socket(AF_UNIX, SOCK_STREAM, 0);
 }
 
+/* Waits up to secs for PATH to accept a connection (the VMM creates it when it starts). */
+static int unix_connect_wait(const char *path, long secs)
+{
+	struct sockaddr_un a;
+	for (long tries = 0;; tries++) {
+		int s = unix_addr(path, &a);
+		if (s >= 0 && !connect(s, (struct sockaddr *)&a, sizeof(a)))
+			return s;
+		if (s >= 0)
+			close(s);
+		if (tries >= secs * 10)
+			die("unix connect");
+		usleep(100000);
+	}
+}
+
+/* An expect/send dialogue over a unix socket (see the usage above), then the rest of the stream
+ * to stdout until the peer closes. SEND "" sends only the CR. */
+static int chat(const char *path, long secs, int n, char **pairs)
+{
+	int s = unix_connect_wait(path, secs);
+	static char seen[1 << 16];
+	size_t len = 0, from = 0;
+	double end = now_s() + (double)secs;
+	struct timeval tv = { .tv_sec = 1 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i + 1 < n; i += 2) {
+		while (!memmem(seen + from, len - from, pairs[i], strlen(pairs[i]))) {
+			if (now_s() > end || len == sizeof(seen)) {
+				fprintf(stderr, "vsk: chat: no '%s' in %ld s\n", pairs[i], secs);
+				fwrite(seen, 1, len, stdout);
+				return 1;
+			}
+			ssize_t r = read(s, seen + len, sizeof(seen) - len);
+			if (r == 0) {
+				fprintf(stderr, "vsk: chat: the socket closed before '%s'\n", pairs[i]);
+				fwrite(seen, 1, len, stdout);
+				return 1;
+			}
+			if (r > 0)
+				len += (size_t)r;
+		}
+		from = len; /* the next EXPECT must come after this one */
+		full(wr, s, pairs[i + 1], strlen(pairs[i + 1]), "chat write");
+		full(wr, s, "\r", 1, "chat write");
+	}
+	fwrite(seen, 1, len, stdout);
+	fflush(stdout);
+	for (;;) { /* the rest, until the VMM closes its end */
+		ssize_t r = read(s, seen, sizeof(seen));
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return 0;
+		if (r > 0 && fwrite(seen, 1, (size_t)r, stdout) != (size_t)r)
+			return 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "now")) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		printf("%lld.%09ld\n", (long long)t.tv_sec, t.tv_nsec);
+		return 0;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "chat"))
+		return chat(argv[2], atol(argv[3]), argc - 4, argv + 4);
 	if (argc >= 3 && !strcmp(argv[1], "vsock-listen")) {
 		int s = accept(listener(NULL, argv[2], 1), NULL, NULL);
 		if (s < 0)
