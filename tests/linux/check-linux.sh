@@ -163,7 +163,8 @@ if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
 	fi
-	case " $configs " in *" distro "* | *" qdistro "*)
+	case "${lab:+lab} $configs " in lab*) ;; # the lab boots the test guest only
+	*" distro "* | *" qdistro "*)
 		if newer "$B/distro/check.img" "$here/distro-check" "$here/build.sh" "$top/scripts/build-rootfs.sh" ||
 			[ ! -s "$top/build/rootfs/stamp" ]; then
 			say "build the distro image (scripts/build-rootfs.sh: debootstrap, a few minutes the first time)"
