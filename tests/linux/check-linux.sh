@@ -373,7 +373,7 @@ run_distro_boots() {
 			l1_extra= l1_budget=
 		fi
 	done
-	cat "$d"/*/tally >"$d/tally" 2>/dev/null
+	find "$d" -mindepth 2 -name tally -exec cat {} + >"$d/tally" 2>/dev/null # l1-N/ or direct-N/distro-boots/
 	sh "$here/run-distro.sh" --summary "$d/tally" >"$d/report.txt"
 	echo
 	echo "=== distro-boots ($mode): $distroboots rounds of $variants; boots: $(wc -l <"$d/tally")"
@@ -394,8 +394,6 @@ run_direct_distro_boots() {
 	LC_OUT=$LOGS/distro-boots/direct-$boot LC_WORK=$B/work LC_MSIVM=$top/build/msivm LC_VSK=$B/vsk LC_BB=/bin/busybox \
 		LC_DISTRO_IMAGE=$B/distro/check.img LC_DISTRO_DISK=$B/work/distro.img LC_DISTRO_TIMEOUT=$DTMO \
 		LC_IP=$(command -v ip) sh "$here/run-distro.sh" --boots 1 $variants 2>&1 | tee -a "$LOGS/run-distro.log"
-	mv "$LOGS/distro-boots/direct-$boot/distro-boots" "$LOGS/distro-boots/direct-$boot.d" 2>/dev/null &&
-		rm -rf "$LOGS/distro-boots/direct-$boot" && mv "$LOGS/distro-boots/direct-$boot.d" "$LOGS/distro-boots/direct-$boot"
 }
 
 # The boot-loop experiment: L1 boots until every configuration has N boots (or 6 L1 boots).
