@@ -80,7 +80,8 @@ void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq);
 int vpci_hold_init(struct virtio_pci *t, uint16_t q);
 bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq);
 bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq);
-/* A notification of queue vq went out now (for the reaction time the quiet time starts from). */
+/* A notification of queue vq went out now: timed (for the reaction time the quiet time starts
+ * from) only when the queue's next completion may be held, so a backing-off queue reads no clock. */
 void vpci_hold_sent(struct vpci_queue *vq);
 void vpci_hold_reset(struct vpci_queue *vq);
 /* Every held notification of the transport goes out now (a snapshot; lock held). */

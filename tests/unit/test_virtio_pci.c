@@ -1102,6 +1102,8 @@ static void test_coalesce_backs_off_where_nothing_joins(void **state)
 			post_rng_buffer(x);
 			virtio_pci_kick(x->t, 0);
 			assert_int_equal(msix_fired(x, 1), 1);
+			/* untimed (no clock read) but for the last, after which a hold is tried */
+			assert_int_equal(x->t->queues[0].hold.sent_ns != 0, k + 1 == (1u << round));
 		}
 	}
 	assert_int_equal(x->t->queues[0].stats.holds, want_holds);
