@@ -134,11 +134,12 @@ void virtio_pci_queue_done(struct virtio_pci *t, uint16_t q)
 	}
 	if (vq->vq.pushed == vq->pushed_seen)
 		return; /* nothing new in the used ring: nothing to tell */
-	vq->stats.completions += vq->vq.pushed - vq->pushed_seen;
+	uint64_t batch = vq->vq.pushed - vq->pushed_seen;
+	vq->stats.completions += batch;
 	vq->pushed_seen = vq->vq.pushed;
 	if (vpci_hold_more(t, vq))
 		return; /* joins the notification being held */
-	if (vpci_hold_start(t, vq))
+	if (vpci_hold_start(t, vq, batch))
 		return;
 	vpci_queue_notify(t, vq);
 }

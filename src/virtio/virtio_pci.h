@@ -82,6 +82,8 @@ struct vpci_queue_stats {
 	uint64_t holds_joined;    /* ... that more completions joined before they went out */
 	uint64_t hold_ns;         /* time notifications spent held, in all */
 	uint64_t hold_pickups;    /* hold timer passes that found requests submitted without a kick */
+	uint64_t whole_batches;   /* notifications not held: a whole batch the driver gave at once
+				   * completed together, nothing left in flight */
 };
 
 struct vpci_queue {

@@ -18,6 +18,11 @@
  * the next requests. Holding the notification while the driver goes on submitting lets the
  * whole burst's completions go out with one interrupt.
  *
+ * A driver that gives a batch at once and waits for all of it (the probe's blk experiments;
+ * Linux's blk-mq when a plug submits several requests) is not held when that whole batch
+ * completed together with nothing left in flight: nothing can join it but the driver's next
+ * batch, which waits for this notification.
+ *
  * The hold ends when no batch joined for the quiet time (three times the average gap between
  * joining batches; before any, the queue's reaction time from a notification to the next batch;
  * within [cap/64, cap]), when the cap passed since it began, or when half the ring is waiting. A driver that waits for each completion
@@ -130,11 +135,15 @@ bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq)
 	return true;
 }
 
-bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq)
+bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq, uint64_t batch)
 {
 	struct vpci_hold *h = &vq->hold;
 	if (h->timer_fd < 0 || !virtq_would_notify(&vq->vq))
 		return false; /* off, or the driver did not ask to be told: nothing to hold */
+	if (batch > 1 && vq->vq.last_avail == vq->vq.used_idx && !virtq_has_work(&vq->vq)) {
+		vq->stats.whole_batches++;
+		return false; /* all it gave at once is done and it waits for it: tell it now */
+	}
 	if (h->skip) {
 		h->skip--;
 		h->sent_ns = 0;

@@ -65,11 +65,14 @@ void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq);
 
 /* coalesce= (virtio_pci_coalesce.c): interrupt moderation per queue. vpci_hold_init prepares
  * queue q's timer at creation when cfg.coalesce_us is set and there is a loop (0 or -errno).
- * With the lock held, after new used elements were published:
+ * With the lock held, after `batch` new used elements were published:
  *   vpci_hold_more: a notification is held: the batch joins it (the quiet timer starts over, or
  *     it goes out when its cap passed or half the ring waits); true. Else false.
  *   vpci_hold_start: held if coalescing is on, the driver wants a notification (EVENT_IDX /
- *     NO_INTERRUPT, decided without recording it) and the queue is not backing off, the timer armed (quiet time adapted to the gaps between joining batches,
+ *     NO_INTERRUPT, decided without recording it), the batch is not a whole batch the driver
+ *     gave at once (more than one element, nothing left in flight or in the avail ring: such
+ *     a driver waits for all of it, and a hold could only delay it) and the queue is not
+ *     backing off; the timer armed (quiet time adapted to the gaps between joining batches,
  *     or to the queue's reaction time before any joined; never past coalesce_us from the
  *     start); true if held. A hold that nothing joined makes the
  *     next 1, 2, 4 ... VPCI_HOLD_BACKOFF_MAX notifications go out at once, so a queue one
@@ -79,7 +82,7 @@ void vpci_queue_notify(struct virtio_pci *t, struct vpci_queue *vq);
 #define VPCI_HOLD_BACKOFF_MAX 128u
 int vpci_hold_init(struct virtio_pci *t, uint16_t q);
 bool vpci_hold_more(struct virtio_pci *t, struct vpci_queue *vq);
-bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq);
+bool vpci_hold_start(struct virtio_pci *t, struct vpci_queue *vq, uint64_t batch);
 /* A notification of queue vq went out now: timed (for the reaction time the quiet time starts
  * from) only when the queue's next completion may be held, so a backing-off queue reads no clock. */
 void vpci_hold_sent(struct vpci_queue *vq);

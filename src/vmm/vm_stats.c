@@ -165,14 +165,15 @@ static json_t *device_json(struct virtio_pci *t)
 	json_t *queues = json_array();
 	for (uint16_t q = 0; q < t->info.nqueues; q++) {
 		const struct vpci_queue_stats *s = &t->queues[q].stats;
-		json_array_append_new(queues, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "queue", q,
+		json_array_append_new(queues, json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "queue", q,
 							"completions", (json_int_t)s->completions,
 							"notifications", (json_int_t)s->notifications,
 							"suppressed", (json_int_t)s->suppressed,
 							"holds", (json_int_t)s->holds, "holds_joined",
 							(json_int_t)s->holds_joined, "hold_us",
 							(json_int_t)(s->hold_ns / 1000), "hold_pickups",
-							(json_int_t)s->hold_pickups));
+							(json_int_t)s->hold_pickups, "whole_batches",
+							(json_int_t)s->whole_batches));
 	}
 	json_object_set_new(d, "queues", queues);
 	json_object_set_new(d, "coalesce_us", json_integer(t->cfg.coalesce_us));

@@ -1111,6 +1111,30 @@ static void test_coalesce_backs_off_where_nothing_joins(void **state)
 	assert_int_equal(x->t->queues[0].hold.backoff, 8);
 }
 
+/* A driver that gives a batch at once and waits for all of it (the probe at depth 32) is told
+ * at once when that whole batch completed together: nothing is left in flight that could join
+ * a hold. One buffer at a time is still held (test_coalesce_batch_takes_one_interrupt). */
+static void test_coalesce_tells_a_whole_batch_at_once(void **state)
+{
+	struct fx *x = *state;
+	assert_int_equal(evloop_run_once(&x->loop, 0), 0);
+	msix_on(x);
+	bring_up(x, F_VERSION_1, 0, 1);
+	for (int i = 0; i < 3; i++)
+		post_rng_buffer(x);
+	virtio_pci_kick(x->t, 0);
+	assert_int_equal(ram_r16(x, USED_GPA + 2), 3);
+	assert_int_equal(msix_fired(x, 1), 1);
+	const struct vpci_queue_stats *st = &x->t->queues[0].stats;
+	assert_false(x->t->queues[0].hold.held);
+	assert_int_equal(st->holds, 0);
+	assert_int_equal(st->whole_batches, 1);
+	post_rng_buffer(x);                      /* one alone: held as before */
+	virtio_pci_kick(x->t, 0);
+	assert_true(x->t->queues[0].hold.held);
+	assert_int_equal(msix_fired(x, 1), 0);
+}
+
 /* A reset drops a held notification: no interrupt for a driver that is gone. */
 static void test_coalesce_reset_drops_the_held_notification(void **state)
 {
@@ -1738,6 +1762,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_coalesce_batch_takes_one_interrupt, setup_coalesce,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_backs_off_where_nothing_joins,
+						setup_coalesce, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_tells_a_whole_batch_at_once,
 						setup_coalesce, teardown),
 		cmocka_unit_test_setup_teardown(test_coalesce_reset_drops_the_held_notification,
 						setup_coalesce, teardown),
