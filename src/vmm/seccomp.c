@@ -98,7 +98,7 @@ static const unsigned long setup_ioctls[] = {
 	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET, BLKALIGNOFF, BLKIOMIN, BLKIOOPT, TCGETS, TCSETS,
 	TCSETSW, TCSETSF, TIOCGWINSZ, FIONBIO, FIOCLEX, SIOCGIFMTU,
 	/* the API thread's snapshot (its own filter narrows this one down) */
-	KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS, KVM_GET_DEBUGREGS,
+	KVM_GET_XSAVE, KVM_GET_XSAVE2, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS, KVM_GET_DEBUGREGS,
 	KVM_GET_MP_STATE, KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2, KVM_GET_CLOCK, KVM_GET_PIT2,
 };
 
@@ -270,8 +270,9 @@ static int build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		 * directory (openat with exactly vm_dump_write's flags: it cannot read a file) */
 		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE,
 							    KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_MSRS,
-			/* ... and PUT /vm/snapshot: the rest of each vCPU's and the VM's state */
-			KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS,
+			/* ... and PUT /vm/snapshot: the rest of each vCPU's and the VM's state (and
+			 * the XSAVE area's size, KVM_CAP_XSAVE2) */
+			KVM_CHECK_EXTENSION, KVM_GET_XSAVE, KVM_GET_XSAVE2, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS,
 			KVM_GET_DEBUGREGS, KVM_GET_MP_STATE, KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2,
 			KVM_GET_CLOCK, KVM_GET_PIT2 };
 		ret = allow_calls(ctx, api_calls, N(api_calls));

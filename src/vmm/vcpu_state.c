@@ -23,7 +23,7 @@ struct blob {
  * OSXSAVE), MSRs and the LAPIC after them (APIC base), events last. */
 static const struct blob blobs_early[] = {
 	{ "regs", KVM_GET_REGS, KVM_SET_REGS, sizeof(struct kvm_regs) },
-	{ "xsave", KVM_GET_XSAVE, KVM_SET_XSAVE, sizeof(struct kvm_xsave) },
+	{ "xsave", KVM_GET_XSAVE, KVM_SET_XSAVE, sizeof(struct kvm_xsave) }, /* see xsave_blob */
 	{ "xcrs", KVM_GET_XCRS, KVM_SET_XCRS, sizeof(struct kvm_xcrs) },
 	{ "sregs", KVM_GET_SREGS, KVM_SET_SREGS, sizeof(struct kvm_sregs) },
 };
@@ -34,6 +34,21 @@ static const struct blob blobs_late[] = {
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+#define XSAVE_MAX (1u << 20) /* an XSAVE area larger than any CPU's (AMX's is about 11 KiB) */
+
+/* The XSAVE area as this host's KVM sizes it: the 4 KiB kvm_xsave, or where KVM_CAP_XSAVE2 asks
+ * for more (the process was given extended state such as AMX's tiles), that size read with
+ * KVM_GET_XSAVE2 (KVM_SET_XSAVE takes it as it is). */
+static struct blob xsave_blob(int kvm_fd)
+{
+	struct blob b = blobs_early[1];
+	int size = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XSAVE2);
+	if (size > (int)sizeof(struct kvm_xsave) && size <= (int)XSAVE_MAX) {
+		b.get = KVM_GET_XSAVE2;
+		b.size = (size_t)size;
+	}
+	return b;
+}
 
 static int save_blob(int fd, const struct blob *b, json_t *o, struct error *err)
 {
@@ -153,8 +168,9 @@ json_t *vcpu_state_save(int kvm_fd, int vcpu_fd, struct error *err)
 	json_t *o = json_object();
 	struct kvm_mp_state mp;
 	int ret = 0;
+	struct blob xsave = xsave_blob(kvm_fd);
 	for (size_t i = 0; i < N(blobs_early) && !ret; i++)
-		ret = save_blob(vcpu_fd, &blobs_early[i], o, err);
+		ret = save_blob(vcpu_fd, i == 1 ? &xsave : &blobs_early[i], o, err);
 	for (size_t i = 0; i < N(blobs_late) && !ret; i++)
 		ret = save_blob(vcpu_fd, &blobs_late[i], o, err);
 	if (!ret)
@@ -169,8 +185,13 @@ json_t *vcpu_state_save(int kvm_fd, int vcpu_fd, struct error *err)
 	return o;
 }
 
-int vcpu_state_load(int vcpu_fd, const json_t *state, struct error *err)
+int vcpu_state_load(int kvm_fd, int vcpu_fd, const json_t *state, struct error *err)
 {
+	struct blob xsave = xsave_blob(kvm_fd);
+	const json_t *xv = json_object_get(state, xsave.key);
+	if (json_is_string(xv) && json_string_length(xv) != 2 * xsave.size)
+		return error_set(err, -EINVAL, "the vCPU's XSAVE area is %zu bytes, this host's KVM "
+				 "takes %zu", json_string_length(xv) / 2, xsave.size);
 	const json_t *mpv = json_object_get(state, "mp_state");
 	if (!json_is_integer(mpv) || json_integer_value(mpv) < 0 ||
 	    json_integer_value(mpv) > UINT32_MAX)
@@ -178,7 +199,7 @@ int vcpu_state_load(int vcpu_fd, const json_t *state, struct error *err)
 	struct kvm_mp_state mp = { .mp_state = (uint32_t)json_integer_value(mpv) };
 	int ret = 0;
 	for (size_t i = 0; i < N(blobs_early) && !ret; i++)
-		ret = load_blob(vcpu_fd, &blobs_early[i], state, err);
+		ret = load_blob(vcpu_fd, i == 1 ? &xsave : &blobs_early[i], state, err);
 	if (!ret)
 		ret = load_msrs(vcpu_fd, state, 0, err);
 	if (!ret && ioctl(vcpu_fd, KVM_SET_MP_STATE, &mp))

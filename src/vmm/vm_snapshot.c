@@ -427,7 +427,7 @@ int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy
 		return ret;
 	const json_t *vcpus = json_object_get(root, "vcpus"), *devs = json_object_get(root, "devices");
 	for (uint32_t i = 0; i < vm->ncpus; i++)
-		if ((ret = vcpu_state_load(vm->vcpus[i].fd, json_array_get(vcpus, i), err))) {
+		if ((ret = vcpu_state_load(vm->kvm_fd, vm->vcpus[i].fd, json_array_get(vcpus, i), err))) {
 			char why[sizeof(err->msg)];
 			memcpy(why, err->msg, sizeof(why));
 			return error_set(err, ret, "vCPU %u: %s", i, why);
