@@ -118,7 +118,10 @@ config() {
 	# ACPI reset, each until the configuration's timeout).
 	# Its vsock is vhost-vsock-pci, the reference for the vsock checks (vectors=4: a vector per
 	# queue and one for config, as msivm offers; with QEMU's default 3 Linux shares one)
-	qemu) vmm=qemu irq= power=button vsock=vhost ;;
+	# It is migrated to a file mid-run and restored in a new QEMU (-incoming), the reference for
+	# msivm's api.snapshot-restore (LC_SNAPSHOT=msi leaves it out).
+	qemu) vmm=qemu irq= power=button vsock=vhost
+		[ "${LC_SNAPSHOT:-}" != msi ] && api=1 snap=1 ;;
 	# variants for the reset experiment (--bootloop): no irqfd (KVM_SIGNAL_MSI), one vCPU
 	msixsig) irq=msix,irqpath=signal-msi ;;
 	msix1) cpus=1 ;;
@@ -245,6 +248,7 @@ start_vmm() {
 	mkdir -p "$WORK/dump"
 	[ "$vmm" = qemu ] && mkfifo "$WORK/mon.in" "$WORK/mon.out" # QEMU's monitor (opened read-write)
 	printf '%s\n' "$*" >"$d/vmm.cmd"
+	[ "$vmm" = qemu ] && printf '%s\n' "$@" >"$WORK/qemu.argv" # for qemu_snapshot_restore
 	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -v -x 'off\|button')
 	tmo=$((TMO + nreboot * TMO / 2))
 	stage "$cfg: boot $vmm (irq=${irq:-qemu-default}$([ "$vmm" = msivm ] && echo " net=$net") expect=$expect power=$power${extra:+ $extra}${noreboot:+ no-reboot}, timeout ${tmo}s)"
@@ -323,6 +327,55 @@ api_snapshot_restore() {
 	echo "snapshot=$s ms=$(sed -n 's/.*"ms":\([0-9]*\).*/\1/p' "$WORK/api.snap") state=$(stat -c %s "$WORK/snap.state" 2>/dev/null) mem=$(du -k "$WORK/snap.mem" 2>/dev/null | cut -f1) killed=$kr restored=$alive ticks=$k1,$after$([ -s "$WORK/api.err" ] && echo " ($(head -c 160 "$WORK/api.err" | tr '\n' ' '))")"
 }
 
+# QEMU's side of api_snapshot_restore, the reference: the running guest migrated through the
+# monitor into a file (HMP migrate "exec:cat >FILE"; QEMU's source ends paused), its QEMU killed
+# with SIGKILL, a new QEMU on the same command line with -incoming "exec:cat FILE" (the serial
+# console to serial2.log, copied into serial.log as it comes; the virtconsole's file appended to),
+# which runs the guest on once the stream is loaded. Prints api_snapshot_restore's line (ms: the
+# migration as the host saw it; state: the stream, RAM included; mem=0).
+qemu_snapshot_restore() {
+	local s=1 st= k1 after=0 i=0 kr alive=0 t0 ms reader a
+	cat "$WORK/mon.out" >"$WORK/mon.log" 2>/dev/null &
+	reader=$!
+	t0=$(up)
+	echo "migrate \"exec:cat >$WORK/snap.state\"" >"$WORK/mon.in"
+	while [ $i -lt 600 ]; do # up to 120 s; the monitor answers once the migration ended
+		echo "info migrate" >"$WORK/mon.in"
+		sleep 0.2
+		st=$(tr -d '\r' <"$WORK/mon.log" | sed -n 's/^Migration status: \([a-z-]*\).*/\1/p' | tail -n1)
+		case "$st" in completed) s=0 && break ;; failed | cancelled) break ;; esac
+		i=$((i + 1))
+	done
+	ms=$(awk -v a="$(up)" -v b="$t0" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
+	k1=$(grep -c 'lc: tick' "$d/serial.log")
+	kill -KILL "$vmm_pid" 2>/dev/null
+	kr=$?
+	wait "$vmm_pid" 2>/dev/null
+	kill "$reader" 2>/dev/null
+	set --
+	while IFS= read -r a; do
+		case "$a" in
+		"file:$d/serial.log") a="file:$d/serial2.log" ;;
+		"file,id=c0,path=$d/hvc.out") a="$a,append=on" ;;
+		esac
+		set -- "$@" "$a"
+	done <"$WORK/qemu.argv"
+	"$@" -incoming "exec:cat $WORK/snap.state" </dev/null >>"$d/vmm.out" 2>>"$d/vmm.err" &
+	vmm_pid=$!
+	i=0
+	while [ ! -e "$d/serial2.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	tail -n +1 -f "$d/serial2.log" >>"$d/serial.log" 2>/dev/null &
+	pids="$pids $!"
+	i=0
+	while [ $i -lt 300 ] && [ "$after" = 0 ]; do # up to 60 s for the restored guest's next tick
+		[ "$(grep -c 'lc: tick' "$d/serial.log")" -gt "$k1" ] && after=1
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill -0 "$vmm_pid" 2>/dev/null && alive=1
+	echo "snapshot=$s ms=$ms state=$(stat -c %s "$WORK/snap.state" 2>/dev/null) mem=0 killed=$kr restored=$alive ticks=$k1,$after$([ "$s" != 0 ] && echo " (migration status: ${st:-none})")"
+}
+
 # The vhost-net worker of the running msivm: prints "vhost-TID (how)" and returns 0 when there is
 # one. The kernel names it after the thread that made msivm the owner (VHOST_SET_OWNER): a thread
 # of msivm itself since Linux 6.4 (vhost_task), a kernel thread before.
@@ -371,7 +424,9 @@ wait_vmm() {
 			grep -q 'lc: power [0-9]* poweroff'; then t_off=$(up); fi
 		if [ -z "$t_boot1" ] && grep -q 'lc: pass 1 begin' "$d/serial.log"; then t_boot1=$(up); fi
 		if [ -n "$api" ] && [ ! -e "$WORK/api.res" ] && grep -q 'lc: CHECK blk.ro-read' "$d/serial.log"; then
-			if [ "$snap" = 1 ]; then api_snapshot_restore >"$WORK/api.res"; else api_pause_resume >"$WORK/api.res"; fi
+			if [ "$snap" = 1 ] && [ "$vmm" = qemu ]; then qemu_snapshot_restore >"$WORK/api.res"
+			elif [ "$snap" = 1 ]; then api_snapshot_restore >"$WORK/api.res"
+			else api_pause_resume >"$WORK/api.res"; fi
 		fi
 		if [ "$snap" = after ] && [ -e "$WORK/api.res" ] && [ ! -e "$WORK/snap.res" ]; then
 			api_snapshot_restore >"$WORK/snap.res"
