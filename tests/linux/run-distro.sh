@@ -148,7 +148,7 @@ start_vmm() {
 		set -- "$MSIVM" run -v --kernel "$WORK/distro-vmlinuz" --initrd "$WORK/distro-initrd" \
 			--cmdline "$cmdline" --mem 1G --cpus 2 --serial "$d/$p.serial" \
 			--disk "path=$DISK,irq=msix" --net "backend=tap,ifname=$TAP,irq=msix" \
-			--console "socket=$hvc,irq=msix" --rng irq=msix --stats
+			--console "socket=$hvc,irq=msix" --rng irq=msix --stats --shutdown-timeout 60
 	else
 		mkfifo "$WORK/mon.in" "$WORK/mon.out"
 		set -- "$QEMU" ${QEMU_DATA:+-L "$QEMU_DATA"} -enable-kvm -M q35 -cpu host -smp 2 -m 1G \
