@@ -296,6 +296,23 @@ api_pause_resume() {
 	echo "pause=$p state=${st:-none} grew=$((n2 - n1)) resume=$q ticks=$k1,$after$([ -s "$WORK/api.err" ] && echo " ($(head -c 160 "$WORK/api.err" | tr '\n' ' '))")"
 }
 
+# The restored VMM (vmm_pid) writes its serial console to serial2.log: copies it into serial.log
+# as it comes and waits up to 60 s for a tick after the k1 seen before the snapshot; sets after
+# (1: the restored guest printed one) and alive (1: the VMM still runs).
+follow_restored() {
+	local i=0
+	while [ ! -e "$d/serial2.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	tail -n +1 -f "$d/serial2.log" >>"$d/serial.log" 2>/dev/null &
+	pids="$pids $!"
+	i=0
+	while [ $i -lt 300 ] && [ "$after" = 0 ]; do
+		[ "$(grep -c 'lc: tick' "$d/serial.log")" -gt "$k1" ] && after=1
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill -0 "$vmm_pid" 2>/dev/null && alive=1
+}
+
 # Snapshots the running guest through the API (it stays paused), kills its msivm with SIGKILL
 # (the snapshot is all that is left of it), and restores it in a new msivm process on the same
 # disks, tap and console files (serial output to serial2.log, copied into serial.log as it comes);
@@ -314,16 +331,7 @@ api_snapshot_restore() {
 	"$MSIVM" run -v --restore "state=$WORK/snap.state,mem=$WORK/snap.mem" --serial "$d/serial2.log" \
 		--stats --api-socket "$r" </dev/null >>"$d/vmm.out" 2>>"$d/vmm.err" &
 	vmm_pid=$!
-	while [ ! -e "$d/serial2.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	tail -n +1 -f "$d/serial2.log" >>"$d/serial.log" 2>/dev/null &
-	pids="$pids $!"
-	i=0
-	while [ $i -lt 300 ] && [ "$after" = 0 ]; do # up to 60 s for the restored guest's next tick
-		[ "$(grep -c 'lc: tick' "$d/serial.log")" -gt "$k1" ] && after=1
-		sleep 0.2
-		i=$((i + 1))
-	done
-	kill -0 "$vmm_pid" 2>/dev/null && alive=1
+	follow_restored
 	echo "snapshot=$s ms=$(sed -n 's/.*"ms":\([0-9]*\).*/\1/p' "$WORK/api.snap") state=$(stat -c %s "$WORK/snap.state" 2>/dev/null) mem=$(du -k "$WORK/snap.mem" 2>/dev/null | cut -f1) killed=$kr restored=$alive ticks=$k1,$after$([ -s "$WORK/api.err" ] && echo " ($(head -c 160 "$WORK/api.err" | tr '\n' ' '))")"
 }
 
@@ -362,17 +370,7 @@ qemu_snapshot_restore() {
 	done <"$WORK/qemu.argv"
 	"$@" -incoming "exec:cat $WORK/snap.state" </dev/null >>"$d/vmm.out" 2>>"$d/vmm.err" &
 	vmm_pid=$!
-	i=0
-	while [ ! -e "$d/serial2.log" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	tail -n +1 -f "$d/serial2.log" >>"$d/serial.log" 2>/dev/null &
-	pids="$pids $!"
-	i=0
-	while [ $i -lt 300 ] && [ "$after" = 0 ]; do # up to 60 s for the restored guest's next tick
-		[ "$(grep -c 'lc: tick' "$d/serial.log")" -gt "$k1" ] && after=1
-		sleep 0.2
-		i=$((i + 1))
-	done
-	kill -0 "$vmm_pid" 2>/dev/null && alive=1
+	follow_restored
 	echo "snapshot=$s ms=$ms state=$(stat -c %s "$WORK/snap.state" 2>/dev/null) mem=0 killed=$kr restored=$alive ticks=$k1,$after$([ "$s" != 0 ] && echo " (migration status: ${st:-none})")"
 }
 
