@@ -1,9 +1,8 @@
-/* API server: libmicrohttpd on a listening unix socket, run from msivm's own API thread (epoll, no MHD thread). */
+/* API server: libmicrohttpd (opened by mhd_lib) on a listening unix socket, run from msivm's own API thread (epoll, no MHD thread). */
 #include "api/api.h"
 
 #include <errno.h>
 #include <jansson.h>
-#include <microhttpd.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/mhd_lib.h"
 #include "util/log.h"
 #include "util/unix_socket.h"
 #include "vmm/seccomp.h"
@@ -23,6 +23,7 @@
 #define API_IDLE_S      30     /* an idle connection is closed after this */
 
 struct api_server {
+	const struct mhd_lib *mhd;
 	struct MHD_Daemon *d;
 	int listen_fd, quit_fd;
 	pthread_t thread;
@@ -40,17 +41,18 @@ struct api_request {
 	char body[API_MAX_BODY];
 };
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, char *body)
+static enum MHD_Result respond(const struct mhd_lib *m, struct MHD_Connection *c, unsigned status,
+			       char *body)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+		m->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	enum MHD_Result r = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
+	m->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	enum MHD_Result r = m->queue_response(c, status, resp);
+	m->destroy_response(resp);
 	return r;
 }
 
@@ -58,7 +60,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, char *
 static bool peer_allowed(const struct api_server *s, struct MHD_Connection *c, uid_t *uid)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		s->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
@@ -94,16 +96,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		log_warn("API: refused a request from uid %d (msivm runs as %d)", (int)uid,
 			 (int)s->uid);
 		snprintf(msg, sizeof(msg), "{\"error\":\"uid %d may not use this VM's API\"}", (int)uid);
-		return respond(c, MHD_HTTP_FORBIDDEN, strdup(msg));
+		return respond(s->mhd, c, MHD_HTTP_FORBIDDEN, strdup(msg));
 	}
 	if (rq->too_big) {
 		snprintf(msg, sizeof(msg), "{\"error\":\"request body over %d bytes\"}", API_MAX_BODY);
-		return respond(c, MHD_HTTP_CONTENT_TOO_LARGE, strdup(msg));
+		return respond(s->mhd, c, MHD_HTTP_CONTENT_TOO_LARGE, strdup(msg));
 	}
 	struct api_reply r;
 	api_route(s->target, method, url, rq->body, rq->len, &r);
 	log_info("API: %s %s -> %u", method, url, r.status);
-	return respond(c, r.status, r.body);
+	return respond(s->mhd, c, r.status, r.body);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -130,19 +132,20 @@ static void *api_thread(void *arg)
 		log_err("API thread: %s; the API is off", err.msg);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *di = s->mhd->get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
 	struct pollfd fds[2] = { { .fd = di ? di->epoll_fd : -1, .events = POLLIN },
 				 { .fd = s->quit_fd, .events = POLLIN } };
 	for (;;) {
 		MHD_UNSIGNED_LONG_LONG ms;
-		int timeout = MHD_get_timeout(s->d, &ms) == MHD_YES ? (int)(ms > 1000 ? 1000 : ms) : 1000;
+		int timeout =
+			s->mhd->get_timeout(s->d, &ms) == MHD_YES ? (int)(ms > 1000 ? 1000 : ms) : 1000;
 		if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
 			log_err("API thread: poll: %s; the API is off", strerror(errno));
 			return NULL;
 		}
 		if (fds[1].revents)
 			return NULL;
-		MHD_run(s->d);
+		s->mhd->run(s->d);
 	}
 }
 
@@ -153,6 +156,11 @@ int api_server_start(struct api_server **out, const char *path, struct api_targe
 	struct api_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return error_set(err, -ENOMEM, "out of memory");
+	int ret = mhd_lib_open(&s->mhd, err);
+	if (ret) {
+		free(s);
+		return ret;
+	}
 	s->target = t;
 	s->uid = geteuid();
 	/* What the API thread would otherwise open under its filter: jansson's
@@ -162,12 +170,12 @@ int api_server_start(struct api_server **out, const char *path, struct api_targe
 	s->seccomp = (enum seccomp_mode)seccomp;
 	s->quit_fd = -1;
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	int ret = s->listen_fd = unix_listen(path, "--api-socket", true, err);
+	ret = s->listen_fd = unix_listen(path, "--api-socket", true, err);
 	if (ret < 0) {
 		free(s);
 		return ret;
 	}
-	s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, s,
+	s->d = s->mhd->start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)API_CONNECTIONS,
@@ -215,7 +223,7 @@ void api_server_stop(struct api_server *s)
 		pthread_join(s->thread, NULL);
 	}
 	if (s->d)
-		MHD_stop_daemon(s->d);
+		s->mhd->stop_daemon(s->d);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		unlink(s->path);

@@ -20,6 +20,7 @@ enum seccomp_kind {
 	SECCOMP_CONTROL,  /* signals */
 	SECCOMP_API,      /* the API socket: accept, HTTP, VM controls */
 };
+#define SECCOMP_NKINDS (SECCOMP_API + 1)
 
 /* Parses "on", "log" or "off". Returns 0 or -EINVAL. */
 int seccomp_mode_parse(const char *s, enum seccomp_mode *out);

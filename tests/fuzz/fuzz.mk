@@ -14,7 +14,7 @@ FUZZ_CFLAGS  := $(filter-out $(SAN_FLAGS),$(CFLAGS_BASE)) $(FUZZ_SAN) -fsanitize
 # gcc's -Werror build is the judge of src/; here clang-only diagnostics in src/ stay warnings so that
 # they cannot stop the fuzzers (the targets themselves are -Werror clean under clang).
 FUZZ_SRC_WERROR ?= -Wno-error
-FUZZ_OBJS    := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_OBJS    := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/gen/seccomp_progs.o
 FUZZ_LIB     := $(FUZZ_BUILD)/libmsivm.a
 FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRCS:tests/fuzz/%.c=%)
@@ -28,12 +28,16 @@ $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRC_WERROR) -c $< -o $@
 
+$(FUZZ_BUILD)/gen/seccomp_progs.o: $(BUILD)/gen/seccomp_progs.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
 $(FUZZ_LIB): $(FUZZ_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS) -lmicrohttpd
 
 # New inputs go to build-fuzz/corpus/<target> (the checked-in seeds are only read),
 # crashes to build-fuzz/crashes/<target>/.

@@ -10,7 +10,9 @@
 #include <linux/kvm.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -19,6 +21,8 @@
 #include <unistd.h>
 
 #include "vmm/seccomp.h"
+#include "vmm/seccomp_progs.h"
+#include "vmm/seccomp_rules.h"
 #include "vmm/vm_dump.h"
 
 /* The child's verdict when the forbidden call did not stop it. */
@@ -171,6 +175,35 @@ static void test_log_and_off_allow(void **state)
 	expect_allowed(SECCOMP_CONTROL, SECCOMP_OFF, do_inet_socket);
 }
 
+/* The filters msivm loads (compiled when it was built) are what libseccomp makes of the rules
+ * now, instruction for instruction, in both modes: a stale or hand-edited program fails here. */
+static void test_built_filters_are_the_rules(void **state)
+{
+	for (int k = 0; k < SECCOMP_NKINDS; k++) {
+		for (int m = 0; m < 2; m++) {
+			scmp_filter_ctx ctx = seccomp_init(m ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
+			assert_non_null(ctx);
+			assert_int_equal(seccomp_rules_build(ctx, (enum seccomp_kind)k), 0);
+			int fd = memfd_create("bpf", 0);
+			assert_true(fd >= 0);
+			assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
+			seccomp_release(ctx);
+			off_t size = lseek(fd, 0, SEEK_END);
+			const struct seccomp_prog *p = &seccomp_progs[k][m];
+			if (size != (off_t)(p->len * sizeof(struct sock_filter)))
+				fail_msg("kind %d mode %d: %lld bytes from libseccomp, %u instructions built",
+					 k, m, (long long)size, p->len);
+			struct sock_filter *now = malloc((size_t)size);
+			assert_non_null(now);
+			assert_int_equal(pread(fd, now, (size_t)size, 0), size);
+			close(fd);
+			if (memcmp(now, p->insns, (size_t)size))
+				fail_msg("kind %d mode %d: the built filter differs from the rules", k, m);
+			free(now);
+		}
+	}
+}
+
 static void test_mode_names(void **state)
 {
 	enum seccomp_mode m;
@@ -192,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_control),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_log_and_off_allow),
+		cmocka_unit_test(test_built_filters_are_the_rules),
 		cmocka_unit_test(test_mode_names),
 	};
 	return cmocka_run_group_tests_name("seccomp", tests, NULL, NULL);
