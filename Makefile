@@ -20,7 +20,7 @@ CFLAGS_BASE += $(SAN_FLAGS)
 LDFLAGS     += $(SAN_FLAGS)
 endif
 CFLAGS  += $(CFLAGS_BASE)
-LDLIBS  += -lpthread -ljansson -luring -lseccomp -lcrypto
+LDLIBS  += -lpthread -ljansson -luring -lseccomp -lnettle
 # libmicrohttpd is opened at run time, only for an API socket (src/api/mhd_lib.c); fuzz_api,
 # which drives it itself, links it (tests/fuzz/fuzz.mk).
 
@@ -43,7 +43,7 @@ $(BUILD)/%.o: %.c
 # instead of having libseccomp compile five filters then (1-2 ms each natively, tens nested).
 $(BUILD)/gen/seccomp_gen: tools/seccomp_gen.c $(BUILD)/src/vmm/seccomp_rules.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lseccomp
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) -lseccomp
 
 $(BUILD)/gen/seccomp_progs.c: $(BUILD)/gen/seccomp_gen
 	$< $@.tmp && mv $@.tmp $@

@@ -99,8 +99,8 @@ static void rng_json(const void *dev, json_t *dj)
 const struct device_type rng_device_type = {
 	.name = "rng",
 	.usage = "add a virtio-rng device; OPTS: latency=US (complete one buffer\n"
-		 "                     every US with a TSC stamp), source=drbg|getrandom (OpenSSL's\n"
-		 "                     DRBG seeded by the kernel, the default, or the kernel's\n"
+		 "                     every US with a TSC stamp), source=drbg|getrandom (a CTR_DRBG\n"
+		 "                     seeded by the kernel, the default, or the kernel's\n"
 		 "                     getrandom for every byte), bps=SIZE, ops=N and every\n"
 		 "                     device's keys (below), or \"\"\n",
 	.keys = rng_keys,

@@ -9,8 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
-
+#include "util/ctr_drbg.h"
 #include "util/log.h"
 #include "util/parse.h"
 #include "virtio/budget.h"
@@ -18,6 +17,10 @@
 /* Bytes given to one chain at most: the driver takes fewer than it offered
  * (virtio-rng allows it), so a chain of gigabytes costs no more than this. */
 #define RNG_CHAIN_MAX (64u * 1024)
+
+/* The DRBG takes fresh entropy from the kernel after this many generate calls (64 KiB each
+ * at most: one MiB between reseeds; SP 800-90A allows 2^48). */
+#define RNG_DRBG_RESEED_CALLS 16
 
 /* Fills `len` bytes straight from getrandom; returns how many (short only on failure). */
 static uint32_t getrandom_all(uint8_t *p, uint32_t len)
@@ -47,21 +50,41 @@ int virtio_rng_source_parse(const char *s, enum virtio_rng_source *out)
 	return 0;
 }
 
+/* The device's DRBG, reseeded from getrandom every RNG_DRBG_RESEED_CALLS calls: `len` bytes
+ * (at most RNG_CHAIN_MAX) into p. Returns how many (0 when a reseed found no entropy). */
+static uint32_t drbg_fill(struct virtio_rng *r, uint8_t *p, uint32_t len)
+{
+	uint32_t done = 0;
+	while (done < len) {
+		if (r->drbg_calls == RNG_DRBG_RESEED_CALLS) {
+			uint8_t e[CTR_DRBG_SEED_BYTES];
+			uint32_t got = getrandom_all(e, sizeof(e));
+			if (got == sizeof(e))
+				ctr_drbg_reseed(&r->drbg, e);
+			explicit_bzero(e, sizeof(e));
+			if (got != sizeof(e)) {
+				log_ratelimited(&r->pci.rl, LOG_WARN, "%s: the DRBG cannot reseed; "
+						"buffer returned short", r->name);
+				break;
+			}
+			r->drbg_calls = 0;
+		}
+		done += (uint32_t)ctr_drbg_generate(&r->drbg, p + done, len - done);
+		r->drbg_calls++;
+	}
+	return done;
+}
+
 /* Fills `len` bytes (at most RNG_CHAIN_MAX) straight from the device's source; returns how
  * many (short only when the source fails: getrandom's error, or a DRBG that cannot reseed). */
 static uint32_t source_fill(struct virtio_rng *r, uint8_t *p, uint32_t len)
 {
-	if (r->source == VIRTIO_RNG_GETRANDOM)
-		return getrandom_all(p, len);
-	if (RAND_bytes(p, (int)len) == 1)
-		return len;
-	log_ratelimited(&r->pci.rl, LOG_WARN, "%s: the DRBG failed; buffer returned short", r->name);
-	return 0;
+	return r->source == VIRTIO_RNG_GETRANDOM ? getrandom_all(p, len) : drbg_fill(r, p, len);
 }
 
 /* Fills `len` bytes of guest buffer: small requests from the device's pool (one call to the
  * source per VIRTIO_RNG_POOL_BYTES, not one per buffer: getrandom's syscall, or the DRBG's
- * fork check), large ones straight from the source. Pool bytes are handed out once: what was
+ * counter setup and update), large ones straight from the source. Pool bytes are handed out once: what was
  * copied is wiped. Returns how many were filled (short only when the source fails). */
 static uint32_t fill_random(struct virtio_rng *r, uint8_t *p, uint32_t len)
 {
@@ -184,11 +207,19 @@ int virtio_rng_init(struct virtio_rng *r, unsigned index, enum virtio_rng_source
 	snprintf(r->name, sizeof(r->name), "rng%u", index);
 	r->source = source;
 	r->timer_fd = -1; /* before any failure: virtio_rng_destroy closes it */
-	uint8_t probe[16];
-	if (source == VIRTIO_RNG_DRBG && RAND_bytes(probe, sizeof(probe)) != 1)
-		return error_set(err, -EIO, "%s: OpenSSL's DRBG cannot be seeded (try source=getrandom)",
-				 r->name);
-	explicit_bzero(probe, sizeof(probe));
+	if (source == VIRTIO_RNG_DRBG) {
+		/* Seeded here, per device and per process: a restored snapshot's clones each draw
+		 * their own stream (no DRBG state is saved). */
+		uint8_t seed[CTR_DRBG_SEED_BYTES];
+		uint32_t got = getrandom_all(seed, sizeof(seed));
+		if (got == sizeof(seed))
+			ctr_drbg_instantiate(&r->drbg, seed);
+		explicit_bzero(seed, sizeof(seed));
+		if (got != sizeof(seed))
+			return error_set(err, -EIO, "%s: no entropy from getrandom to seed the DRBG",
+					 r->name);
+		r->drbg_calls = 0;
+	}
 	r->period_us = 0;
 	r->bytes = r->requests = 0;
 	struct virtio_dev_info info = {
@@ -217,5 +248,6 @@ void virtio_rng_destroy(struct virtio_rng *r)
 	if (r->timer_fd >= 0)
 		close(r->timer_fd);
 	r->timer_fd = -1;
+	ctr_drbg_wipe(&r->drbg);
 	virtio_pci_destroy(&r->pci);
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "devices/rate_limiter.h"
+#include "util/ctr_drbg.h"
 #include "virtio/virtio_pci.h"
 
 #define VIRTIO_ID_RNG 4
@@ -13,8 +14,8 @@
 
 /* Where the entropy comes from (--rng source=). */
 enum virtio_rng_source {
-	/* OpenSSL's DRBG (NIST SP 800-90A CTR_DRBG, AES-256), seeded and reseeded from the
-	 * kernel's getrandom: about 9x less host CPU per byte than getrandom here. */
+	/* A DRBG per device (NIST SP 800-90A CTR_DRBG, AES-256, util/ctr_drbg.c), seeded and
+	 * reseeded from the kernel's getrandom: far less host CPU per byte than getrandom. */
 	VIRTIO_RNG_DRBG,
 	VIRTIO_RNG_GETRANDOM, /* the kernel's getrandom for every byte (pooled for small buffers) */
 	VIRTIO_RNG_NSOURCES
@@ -36,6 +37,8 @@ struct virtio_rng {
 	uint8_t pool[VIRTIO_RNG_POOL_BYTES]; /* source output not handed out yet (the tail) */
 	uint32_t pool_left;         /* unused bytes at the end of pool */
 	uint64_t pool_refills;      /* calls to the source that refilled the pool */
+	struct ctr_drbg drbg;       /* source=drbg: this device's generator (never saved) */
+	uint32_t drbg_calls;        /* generate calls since the last (re)seed */
 
 	/* Latency mode: instead of entropy, one buffer is completed per timer
 	 * tick with the guest-TSC time of the interrupt in its first 8 bytes. */

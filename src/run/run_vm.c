@@ -346,8 +346,6 @@ struct run_outcome run_vm(struct run_config *c)
 		return out;
 	}
 	api.dump_dir = h.dump_dir;
-	if (c->api_socket)
-		vm_snapshot_warm_up(); /* the API's snapshots need it once the filters are on */
 	if (!(vm = calloc(1, sizeof(*vm))))
 		error_set(&err, -ENOMEM, "out of memory");
 	else if (c->api_socket && (!(api.config_json = config_json = config_print(c, &err)) ||

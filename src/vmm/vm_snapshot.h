@@ -43,10 +43,6 @@ json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 int vm_snapshot_write(struct vm *vm, const json_t *state, int state_fd, int mem_fd,
 		      struct error *err);
 
-/* Loads what the checksum needs (OpenSSL's SHA-256) while the process may still open files:
- * call before the seccomp filters go on. */
-void vm_snapshot_warm_up(void);
-
 /* Reads and checks a state file: its header (magic, format, size), its checksum, its JSON.
  * Returns the JSON root (the caller json_decref's it), or NULL with a message naming the
  * problem (truncated, corrupted, another format, not a snapshot). */

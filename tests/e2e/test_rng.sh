@@ -49,7 +49,7 @@ check "msix: 64 KiB of non-constant entropy, one vector per queue, no level inte
 	'[ "$(jqv ".devices[0].vectors[1].delivered")" -ge "$(guest_total)" ]'
 
 # The pool: 64 KiB of 4 KiB buffers cost 1-2 calls to the source (the guest's first buffers may
-# be smaller), from OpenSSL's DRBG by default or from getrandom when asked.
+# be smaller), from the device's DRBG by default or from getrandom when asked.
 check "msix: entropy from the DRBG by default, one source call per 64 KiB pool" \
 	'[ "$(jqv ".devices[0].source")" = drbg ]' \
 	'[ "$(jqv ".devices[0].source_calls")" -ge 1 ]' \
