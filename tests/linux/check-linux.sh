@@ -444,7 +444,7 @@ if [ -n "$lab" ]; then
 	[ -n "$lab_out" ] || die "--lab needs --lab-out DIR"
 	rm -rf "$lab_out.l1"
 	PROGRESS_SILENCE=${LINUX_CHECK_L1_PROGRESS:-900} # one lab run (boot + workloads) may take minutes
-	l1_extra="lc.lab=$(echo "$lab" | tr ' ' '+')" l1_budget=${LINUX_LAB_BUDGET:-10800}
+	l1_extra="lc.lab=$(echo "$lab" | tr ' ' '+')${LINUX_LAB_KTRACE:+ lc.ktrace=$LINUX_LAB_KTRACE}" l1_budget=${LINUX_LAB_BUDGET:-10800}
 	run_l1 1
 	if [ ! -d "$lab_out.l1" ] && grep -q '^\[ *[0-9.]*\] @@ L1 end' "$l1_log"; then
 		die "L1 finished but left no lab report (a harness fault); its console: $l1_log"
