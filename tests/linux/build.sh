@@ -233,6 +233,10 @@ build_l1() {
 		add_module "$root" "$m"
 	done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
+	# ... and libmicrohttpd, which msivm opens only for an API socket (no ldd line names it)
+	mhd=$(ldconfig -p | awk '$1 == "libmicrohttpd.so.12" { print $NF; exit }')
+	[ -n "$mhd" ] || die "libmicrohttpd.so.12 not found (apt-get install libmicrohttpd12)"
+	copy_with_libs "$root" "$mhd"
 	vsk "$root"
 	copy_with_libs "$root" "$(command -v iperf3)"
 	copy_with_libs "$root" "$(command -v ip)" /usr/sbin/ip
