@@ -86,29 +86,6 @@ static void net_driver_ok(void *opaque)
 	vnet_vhost_start(opaque);
 }
 
-/* Snapshot: vhost-net's rings are stopped (its worker flushed) so that their indices can be
- * saved, and started again after it. */
-static void net_quiesce(void *opaque)
-{
-	struct virtio_net *n = opaque;
-	if (!n->vhost || !n->vh.running)
-		return;
-	vnet_vhost_stop(n);
-	vhost_rings_take_calls(&n->vh);
-	n->vhost_quiesced = true;
-}
-
-static void net_unquiesce(void *opaque)
-{
-	struct virtio_net *n = opaque;
-	if (!n->vhost_quiesced)
-		return;
-	n->vhost_quiesced = false;
-	vnet_vhost_start(n);
-	for (uint16_t qi = 0; qi < 2 && n->vh.running; qi++)
-		vnet_vhost_kick(n, qi); /* buffers made available while it was stopped */
-}
-
 static void net_reset(void *opaque)
 {
 	struct virtio_net *n = opaque;
@@ -126,8 +103,6 @@ static const struct virtio_dev_ops net_ops = {
 	.queue_notify = net_notify,
 	.driver_ok = net_driver_ok,
 	.reset = net_reset,
-	.quiesce = net_quiesce,
-	.unquiesce = net_unquiesce,
 	.save = vnet_state_save,
 	.load = vnet_state_load,
 };

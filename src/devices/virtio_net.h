@@ -162,7 +162,6 @@ struct virtio_net {
 	struct rate_limiter rx_limiter; /* the same limits for received frames, a bucket of its own */
 	/* backend=vhost (virtio_net_vhost.c): the kernel runs receiveq 0 and transmitq 1. */
 	bool vhost;
-	bool vhost_quiesced;       /* a snapshot stopped the rings: unquiesce starts them again */
 	struct vhost_rings vh;
 };
 

@@ -1,4 +1,4 @@
-/* virtio-net snapshot state: what the control queue set (MAC, offloads, queue pairs, RX filter) <-> JSON (vhost's ring indices are the transport's: net_quiesce). */
+/* virtio-net snapshot state: what the control queue set (MAC, offloads, queue pairs, RX filter) <-> JSON; vhost refused. */
 #include "devices/virtio_net_int.h"
 
 #include <errno.h>
@@ -16,6 +16,11 @@ static json_t *hex_of(const void *p, size_t len)
 json_t *vnet_state_save(void *opaque, struct error *err)
 {
 	struct virtio_net *n = opaque;
+	if (n->vhost) {
+		error_set(err, -EOPNOTSUPP, "%s: backend=vhost cannot be saved yet (the kernel owns "
+			  "its rings)", n->name);
+		return NULL;
+	}
 	const struct vnet_filter *f = &n->filter;
 	return json_pack("{s:o,s:I,s:b,s:i,s:b,s:b,s:b,s:b,s:o,s:o}", "mac", hex_of(n->mac, 6),
 			 "guest_offloads", (json_int_t)n->guest_offloads, "guest_offloads_set",

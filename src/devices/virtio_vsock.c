@@ -155,14 +155,16 @@ static void send_transport_reset(struct virtio_vsock *v)
 static void vsock_notify(void *opaque, uint16_t qi)
 {
 	struct virtio_vsock *v = opaque;
-	if (qi == VSOCK_EVQ)
-		send_transport_reset(v); /* the event queue's buffers wait for one (a restore) */
-	else if (v->vhost)
+	if (v->vhost && qi != VSOCK_EVQ)
 		vsock_vhost_kick(v, qi);
+	else if (v->vhost)
+		return;
 	else if (qi == VSOCK_TXQ)
 		tx_serve(v);
-	else
+	else if (qi == VSOCK_RXQ)
 		vsock_rx_serve(v);
+	else
+		send_transport_reset(v); /* the event queue's buffers wait for one (a restore) */
 }
 
 static void vsock_driver_ok(void *opaque)
@@ -189,38 +191,17 @@ static uint32_t vsock_live_conns(const struct virtio_vsock *v)
 	return n;
 }
 
-/* Snapshot: vhost-vsock's rings are stopped (its worker flushed; its connections stay in
- * this process's vhost device) so that their indices can be saved, and started after it. */
-static void vsock_quiesce(void *opaque)
-{
-	struct virtio_vsock *v = opaque;
-	if (!v->vhost || !v->vh.running)
-		return;
-	vsock_vhost_stop(v);
-	vhost_rings_take_calls(&v->vh);
-	v->vhost_quiesced = true;
-}
-
-static void vsock_unquiesce(void *opaque)
-{
-	struct virtio_vsock *v = opaque;
-	if (!v->vhost_quiesced)
-		return;
-	v->vhost_quiesced = false;
-	vsock_vhost_start(v);
-	if (v->vh.running) { /* buffers made available while it was stopped */
-		vsock_vhost_kick(v, VSOCK_RXQ);
-		vsock_vhost_kick(v, VSOCK_TXQ);
-	}
-}
-
-/* Snapshot: the connections are not saved (host sockets of this process, or the kernel's
- * with backend=vhost): the restored device owes the driver a TRANSPORT_RESET. */
+/* Snapshot: the connections are not saved (they are host sockets of this process): the
+ * restored device owes the driver a TRANSPORT_RESET. backend=vhost is refused: the kernel owns
+ * its rings. */
 static json_t *vsock_save(void *opaque, struct error *err)
 {
 	struct virtio_vsock *v = opaque;
-	if (v->vhost)
-		return json_pack("{s:I}", "connections_dropped", (json_int_t)0);
+	if (v->vhost) {
+		error_set(err, -EOPNOTSUPP, "%s: backend=vhost cannot be saved yet (the kernel owns "
+			  "its rings)", v->name);
+		return NULL;
+	}
 	return json_pack("{s:I}", "connections_dropped", (json_int_t)vsock_live_conns(v));
 }
 
@@ -239,8 +220,6 @@ static const struct virtio_dev_ops vsock_ops = {
 	.queue_notify = vsock_notify,
 	.driver_ok = vsock_driver_ok,
 	.reset = vsock_reset,
-	.quiesce = vsock_quiesce,
-	.unquiesce = vsock_unquiesce,
 	.save = vsock_save,
 	.load = vsock_load,
 };

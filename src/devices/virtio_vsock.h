@@ -128,7 +128,6 @@ struct virtio_vsock {
 	uint64_t transport_resets;        /* TRANSPORT_RESET events sent */
 	/* backend=vhost (vsock_vhost.c): the kernel runs rx and tx; conns[] and PATH stay unused */
 	bool vhost;
-	bool vhost_quiesced;              /* a snapshot stopped the rings: unquiesce starts them */
 	int vhost_fd;                     /* /dev/vhost-vsock (-1: none) */
 	struct vhost_rings vh;
 	struct ratelimit rl;

@@ -1,7 +1,6 @@
 /* vhost: a virtio-pci device's rings handed to a kernel vhost device at DRIVER_OK, kicks and interrupts wired past msivm, taken back at reset. */
 #include "virtio/vhost_rings.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <linux/vhost.h>
 #include <stdio.h>
@@ -162,30 +161,15 @@ void vhost_rings_stop(struct vhost_rings *h)
 		struct vhost_ring *r = &h->ring[i];
 		if (!r->started)
 			continue;
-		/* vhost's last_avail_idx (the kernel's stop handshake) becomes the queue's, and the
-		 * used index is read back from the ring vhost wrote: what a snapshot saves and what
-		 * start_ring hands back to vhost. After a reset the driver enables its queues
-		 * again, which starts them over at index 0. */
-		struct vpci_queue *q = &h->pci->queues[r->qi];
+		/* Only a reset stops the rings, and after one the driver starts its rings over
+		 * at index 0: vhost's last_avail_idx is read (the kernel's stop handshake) but
+		 * not kept. Were stop ever used to pause a running device, it would belong in
+		 * q->vq.last_avail, which start_ring hands back to vhost. */
 		struct vhost_vring_state base = { .index = i };
-		if (!ioctl(h->fd, VHOST_GET_VRING_BASE, &base))
-			q->vq.last_avail = (uint16_t)base.num;
-		const uint16_t *used_idx = gm_ptr(h->pci->mem, q->device + 2, 2);
-		if (used_idx)
-			q->vq.used_idx = q->vq.published_idx = le16toh(*(const volatile uint16_t *)used_idx);
+		(void)ioctl(h->fd, VHOST_GET_VRING_BASE, &base);
 		r->started = false;
 	}
 	h->running = false;
-}
-
-void vhost_rings_take_calls(struct vhost_rings *h)
-{
-	for (unsigned i = 0; i < h->n; i++) {
-		struct vhost_ring *r = &h->ring[i];
-		uint64_t v;
-		if (r->call_fd >= 0 && read(r->call_fd, &v, sizeof(v)) == sizeof(v))
-			virtio_pci_queue_signal(h->pci, r->qi);
-	}
 }
 
 bool vhost_rings_kick(struct vhost_rings *h, uint16_t qi)

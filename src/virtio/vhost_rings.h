@@ -59,16 +59,9 @@ int vhost_rings_init(struct vhost_rings *h, struct virtio_pci *pci, const char *
  * vhost_rings_stop undoes what started. The caller attaches its backend after. */
 const char *vhost_rings_start(struct vhost_rings *h, uint64_t features, int *e);
 
-/* Reset or snapshot (pci lock held, the caller's backend already detached, so vhost's worker
- * no longer touches guest memory): every started ring is stopped (VHOST_GET_VRING_BASE); its
- * queue takes vhost's last_avail index and the used index from the ring, so that a snapshot
- * saves them and vhost_rings_start goes on from them. */
+/* Reset (pci lock held, the caller's backend already detached, so vhost's worker no longer
+ * touches guest memory): every started ring is stopped (VHOST_GET_VRING_BASE). */
 void vhost_rings_stop(struct vhost_rings *h);
-
-/* Snapshot, after vhost_rings_stop (pci lock held): an interrupt vhost signalled on one of our
- * call eventfds and the I/O thread has not taken yet is raised now, through the transport, so
- * that the snapshot holds it. (Rings wired to an irqfd have delivered theirs to KVM already.) */
-void vhost_rings_take_calls(struct vhost_rings *h);
 
 /* Passes a kick of queue qi that arrived as an MMIO exit on to vhost; false if it could not. */
 bool vhost_rings_kick(struct vhost_rings *h, uint16_t qi);

@@ -32,9 +32,6 @@ struct virtio_dev_ops {
 	/* Snapshot (I/O thread, vCPUs stopped): finish every request the backend has in flight;
 	 * their completions are pushed and signalled as usual. NULL: nothing is ever in flight. */
 	void (*quiesce)(void *opaque);
-	/* Snapshot taken (I/O thread, before the vCPUs go on): the device takes up what quiesce
-	 * stopped (vhost's rings). NULL: quiesce stopped nothing. */
-	void (*unquiesce)(void *opaque);
 	/* Snapshot: the device's own state beyond the transport's, as a JSON object, or NULL with
 	 * a message in *err when the device cannot be saved (the snapshot is refused). NULL hook:
 	 * nothing of its own to save. */

@@ -20,14 +20,6 @@ void virtio_pci_quiesce(struct virtio_pci *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
-void virtio_pci_unquiesce(struct virtio_pci *t)
-{
-	pthread_mutex_lock(&t->lock);
-	if (t->ops->unquiesce)
-		t->ops->unquiesce(t->opaque);
-	pthread_mutex_unlock(&t->lock);
-}
-
 static json_t *hex_json(const void *buf, size_t len)
 {
 	char text[2 * PCI_CFG_SIZE + 1];

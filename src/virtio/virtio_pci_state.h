@@ -11,10 +11,6 @@
  * the snapshot saves after this). Takes the transport lock. */
 void virtio_pci_quiesce(struct virtio_pci *t);
 
-/* After the snapshot, I/O thread: what quiesce stopped goes on (the device's unquiesce hook).
- * Takes the transport lock. */
-void virtio_pci_unquiesce(struct virtio_pci *t);
-
 /* The transport's state (PCI config space, MSI-X table and pending bits, common registers,
  * ISR, each queue's addresses and indices) and the device's own (its `save` hook) as a JSON
  * object. Call on a quiesced transport. Returns NULL with a message when the device cannot be

@@ -132,8 +132,6 @@ void vm_io_park_handler(void *opaque, uint32_t events)
 	}
 	vm->io_parked = false;
 	pthread_mutex_unlock(&vm->pause_lock);
-	for (uint32_t i = 0; i < vm->ndevs; i++)
-		virtio_pci_unquiesce(vm->devs[i].pci);
 }
 
 int vm_resume(struct vm *vm)

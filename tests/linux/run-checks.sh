@@ -111,11 +111,8 @@ config() {
 	# a keyboard-controller reboot (msivm rebuilds the NIC: a new vhost-net owner under seccomp),
 	# then a kernel panic (sysrq c) that Linux's pvpanic driver reports: msivm exits 126 and
 	# leaves a crash dump (--dump-on-crash)
-	# vhost-vsock too (--vsock backend=vhost: the host's AF_VSOCK, interrupts by irqfd);
-	# snapshotted mid-run and restored like msi (vhost's rings stopped for it, their indices
-	# saved; the restored msivm hands them to a new vhost-net and vhost-vsock owner)
-	vhost) net=vhost power=kbd,panic dump=1 vsock=vhost
-		[ "${LC_SNAPSHOT:-}" != msi ] && api=1 snap=1 ;;
+	# vhost-vsock too (--vsock backend=vhost: the host's AF_VSOCK, interrupts by irqfd)
+	vhost) net=vhost power=kbd,panic dump=1 vsock=vhost ;;
 	# QEMU is the reference for the checks, not for msivm's reset paths: it only powers off
 	# (under nested TCG its reboots hung: once after a triple-fault reset, once after an
 	# ACPI reset, each until the configuration's timeout).
