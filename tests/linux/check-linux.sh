@@ -31,7 +31,7 @@
 # LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_SMP its
 # vCPUs (default 1), LINUX_CHECK_L1_MONITOR a unix socket path for L1's QEMU monitor (to look at
 # a hung L1: `echo "info registers" | socat - unix:PATH`), LINUX_CHECK_L1_KVM_AMD
-# kvm_amd's module parameters in L1 (e.g. "vgif=0"): knobs for the rig's own faults.
+# kvm_amd's module parameters in L1 (default "npt=0", see below; "" for kvm_amd's defaults).
 # --report prints the verdicts of the last run again (nothing is built or run).
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
 # the nested L1 instead of the checks and copies its report to DIR; exit status: the lab's, or 3
@@ -110,7 +110,11 @@ L1_ACCEL=${LINUX_CHECK_L1_ACCEL:-tcg,thread=multi}
 # One L1 vCPU: with two, L1's kernel died every few minutes (recursive page faults on a bad GS
 # base, under msivm and QEMU alike) and L2 guests reset; with one, neither was seen (docs/linux-guests.md).
 L1_SMP=${LINUX_CHECK_L1_SMP:-1}
-L1_KVM_AMD=${LINUX_CHECK_L1_KVM_AMD:-}
+# L1's KVM runs its guests on shadow page tables (npt=0), not on the nested paging QEMU's TCG
+# emulates: with npt=1 a two-vCPU L1 reset or double-faulted its L2 guest in about a third of the
+# lab's busiest runs (under msivm and QEMU) and died now and then; with npt=0 none in 14 runs, and
+# L2 ran faster (docs/linux-guests.md, 2026-12-06). LINUX_CHECK_L1_KVM_AMD="" loads kvm_amd as is.
+L1_KVM_AMD=${LINUX_CHECK_L1_KVM_AMD-npt=0}
 
 T0=$(date +%s)
 say() { echo "check-linux: [$(($(date +%s) - T0))s] $*"; }
