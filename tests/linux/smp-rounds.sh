@@ -11,13 +11,17 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
+rounds_done() { # OUTDIR: the numbers of the rounds whose logs are kept (round-N/, not round-N.log), in order
+	ls -d "$1"/round-*/ 2>/dev/null | sed 's#.*/round-##; s#/$##' | grep -E '^[0-9]+$' | sort -n
+}
+
 tally() { # OUTDIR
 	local out=$1 r c f res inits asked unasked
 	declare -A boots resets stalls tmos panics lost badruns
 	printf '%-6s' round
 	for c in msix msi intx nomsi vhost qemu; do printf ' %-14s' "$c"; done
 	echo
-	for r in $(ls -d "$out"/round-* 2>/dev/null | sed 's/.*round-//' | sort -n); do
+	for r in $(rounds_done "$out"); do
 		printf '%-6s' "$r"
 		for c in msix msi intx nomsi vhost qemu; do
 			f=$out/round-$r/results/$c/serial.log
@@ -70,7 +74,7 @@ if [ $# -gt 0 ] && [ "$1" != -- ]; then out=$1; shift; fi
 [ "${1:-}" = -- ] && shift
 [ $# -gt 0 ] || set -- --configs msix,msi,intx,nomsi,qemu
 mkdir -p "$out"
-first=$(($(ls -d "$out"/round-* 2>/dev/null | sed 's/.*round-//' | sort -n | tail -n1) + 1))
+first=$(($(rounds_done "$out" | tail -n1) + 1))
 for r in $(seq "$first" $((first + n - 1))); do
 	echo "smp-rounds: round $r of $((first + n - 1)) ($(date +%H:%M:%S))"
 	LINUX_CHECK_L1_SMP=2 "$here/check-linux.sh" "$@" >"$out/round-$r.log" 2>&1
