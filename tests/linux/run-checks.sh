@@ -485,6 +485,18 @@ wait_vmm() {
 	rc=$?
 	t_end=$(up)
 	vmm_pid=
+	# A restored msivm's console (serial2.log) reaches serial.log through a tail -f that looks once a
+	# second: let it copy the last bytes before the checks read serial.log (up to 5 s; a round of
+	# 2026-12-06 failed power.poweroff on a "lc: power 3 poweroff" that serial2.log had and the copy
+	# did not yet, 0.3 s after the exit).
+	if [ -e "$d/serial2.log" ]; then
+		i=0
+		while [ $i -lt 25 ] &&
+			[ "$(tail -c 256 "$d/serial2.log" | md5sum)" != "$(tail -c 256 "$d/serial.log" | md5sum)" ]; do
+			sleep 0.2
+			i=$((i + 1))
+		done
+	fi
 	# a VMM that exited within one 0.2 s look of the guest's poweroff line: the line came at the end
 	# (a restored msivm's console is serial2.log, copied into serial.log by a tail that may lag)
 	if [ -z "$t_off" ] && cat "$d/serial.log" "$d/serial2.log" 2>/dev/null |
