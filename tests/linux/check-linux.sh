@@ -112,8 +112,10 @@ L1_ACCEL=${LINUX_CHECK_L1_ACCEL:-tcg,thread=multi}
 L1_SMP=${LINUX_CHECK_L1_SMP:-1}
 # L1's KVM runs its guests on shadow page tables (npt=0), not on the nested paging QEMU's TCG
 # emulates: with npt=1 a two-vCPU L1 reset or double-faulted its L2 guest in about a third of the
-# lab's busiest runs (under msivm and QEMU) and died now and then; with npt=0 none in 14 runs, and
-# L2 ran faster (docs/linux-guests.md, 2026-12-06). LINUX_CHECK_L1_KVM_AMD="" loads kvm_amd as is.
+# lab's busiest msivm runs (QEMU's L2 reset on that rig too) and died now and then; with npt=0
+# none in 14 such runs, and L2 ran faster. Fewer, not none: the same double fault came once in the
+# two-vCPU rounds after (docs/linux-guests.md, 2026-12-06). LINUX_CHECK_L1_KVM_AMD="" loads kvm_amd
+# as is.
 L1_KVM_AMD=${LINUX_CHECK_L1_KVM_AMD-npt=0}
 
 T0=$(date +%s)

@@ -34,7 +34,7 @@ tally() { # OUTDIR
 			local s= st tm pa lo
 			st=$(grep -a -c -E 'soft lockup|rcu_(preempt|sched) detected stalls' "$f")
 			tm=$(grep -c '^FAIL vmm.timeout' "$res" 2>/dev/null)
-			pa=$(grep -a -c -E 'Kernel panic|BUG: unable|general protection fault' "$f")
+			pa=$(grep -a -c -E 'Kernel panic|BUG: unable|general protection fault|double fault|Oops:' "$f")
 			lo=$(grep -c '^FAIL console.input' "$res" 2>/dev/null)
 			[ "$unasked" -gt 0 ] && s="${s}R$unasked"
 			[ "$st" -gt 0 ] && s="${s}S"
