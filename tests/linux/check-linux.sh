@@ -3,16 +3,17 @@
 # reference) with the test init of tests/linux/guest-init and checks msivm through Linux's own
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
-#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu,distro,qdistro] [--mode auto|direct|nested]
+#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu,qnomsi,distro,qdistro] [--mode auto|direct|nested]
 #                              [--no-build] [--report] [--bootloop N]
 #
-# Configurations (default: all but qdistro): msix, msi, intx (every device on that irq mode), nomsi (msix plus
+# Configurations (default: all but qnomsi and qdistro): msix, msi, intx (every device on that irq mode), nomsi (msix plus
 # pci=nomsi on the guest command line, ending with a reboot under --no-reboot), vhost (msix with
 # the NIC on backend=vhost: vhost-net runs its data path; an i8042 reboot, then the power
 # button), qemu (the same
 # guest and checks under QEMU q35, as the reference), distro (the Debian image of
-# scripts/build-rootfs.sh under msivm, checked through systemd: tests/linux/run-distro.sh) and
-# qdistro (the same under QEMU; not in the default list, for time). With a hardware /dev/kvm (`msivm host`
+# scripts/build-rootfs.sh under msivm, checked through systemd: tests/linux/run-distro.sh),
+# qnomsi (qemu booted pci=nomsi: QEMU's INTx, the reference for nomsi) and qdistro (the same
+# under QEMU); the last two are not in the default list, for time. With a hardware /dev/kvm (`msivm host`
 # says "hardware": kvm_intel or kvm_amd) run-checks.sh runs on this host ("direct"); on a PVM host
 # or one with no usable /dev/kvm ("pvm", "none") inside a nested L1: QEMU TCG with an AMD CPU
 # model whose Linux loads kvm_amd ("nested").
@@ -32,6 +33,8 @@
 # vCPUs (default 1), LINUX_CHECK_L1_MONITOR a unix socket path for L1's QEMU monitor (to look at
 # a hung L1: `echo "info registers" | socat - unix:PATH`), LINUX_CHECK_L1_KVM_AMD
 # kvm_amd's module parameters in L1 (default "npt=0", see below; "" for kvm_amd's defaults).
+# LINUX_CHECK_KTRACE=1 traces L1's KVM (entries, exits, injections) and keeps the trace's end as
+# results/CFG/ktrace.txt.gz for a configuration with a failed check (tests/linux/ktrace-report.py).
 # --report prints the verdicts of the last run again (nothing is built or run).
 # --lab ARGS --lab-out DIR (used by scripts/lab-linux.sh): runs `msivm lab --guest linux ARGS` in
 # the nested L1 instead of the checks and copies its report to DIR; exit status: the lab's, or 3
@@ -95,7 +98,7 @@ configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
-	msix | msi | intx | nomsi | vhost | qemu | distro | qdistro) ;;
+	msix | msi | intx | nomsi | vhost | qemu | qnomsi | distro | qdistro) ;;
 	msixsig | msix1 | msix2g | qemu2g) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
 	*) echo "check-linux: unknown configuration $c" >&2; exit 2 ;;
 	esac
@@ -259,6 +262,7 @@ run_l1() { # attempt configs...
 	[ -n "${LC_DUMPALL:-}" ] && cmd="$cmd lc.dumpall=$LC_DUMPALL"
 	[ -n "${LC_KEEPCORE:-}" ] && cmd="$cmd lc.keepcore=$LC_KEEPCORE"
 	[ -n "${LC_SNAPSHOT:-}" ] && cmd="$cmd lc.snapshot=$LC_SNAPSHOT"
+	[ -n "${LINUX_CHECK_KTRACE:-}" ] && cmd="$cmd lc.ktrace=$LINUX_CHECK_KTRACE"
 	[ -n "$L1_KVM_AMD" ] && cmd="$cmd lc.kvmamd=$(echo "$L1_KVM_AMD" | tr ' ' '+')"
 	say "boot L1 (boot $attempt of this run): QEMU $L1_ACCEL${L1_KVM_AMD:+ (kvm_amd $L1_KVM_AMD)} -cpu max -smp $L1_SMP -m 4G -M q35, configurations: $*, timeout ${t}s; console: $l1_log"
 	rm -f "$f" && mkfifo "$f"

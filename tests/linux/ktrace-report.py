@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """ktrace-report.py: reads an L1 KVM trace kept by the Linux lab (LINUX_LAB_KTRACE=1: tests/linux/l1-init's
-ktrace-N.txt.gz beside l1-kallsyms.txt.gz) and says, per L2 vCPU thread, where its last VM entries went
+ktrace-N.txt.gz beside l1-kallsyms.txt.gz) or by check-linux (LINUX_CHECK_KTRACE=1: results/CFG/ktrace.txt.gz
+of a configuration that failed, beside that L1's l1-kallsyms.txt.gz) and says, per L2 vCPU thread, where its last VM entries went
 and which interrupts L1's KVM injected there: an interrupt delivered on the first instruction of a system
 call (entry_SYSCALL_64, where IF is 0 and RSP is still the user's) is the double fault of issue 29.
 
@@ -59,7 +60,7 @@ def main():
     arg = sys.argv[1]
     last = int(sys.argv[sys.argv.index('--last') + 1]) if '--last' in sys.argv else 12
     traces = [arg] if os.path.isfile(arg) else sorted(
-        os.path.join(arg, f) for f in os.listdir(arg) if f.startswith('ktrace-'))
+        os.path.join(arg, f) for f in os.listdir(arg) if f.startswith('ktrace'))
     ksyms = os.path.join(arg if os.path.isdir(arg) else os.path.dirname(arg), 'l1-kallsyms.txt.gz')
     syms = symbols(ksyms) if os.path.exists(ksyms) else {}
     mask = (1 << 21) - 1  # KASLR moves the kernel in 2 MiB steps

@@ -2,7 +2,7 @@
 # The races' tally (issue 29): make check-linux N times in a two-vCPU nested host, each round's logs kept, then per VMM and configuration the L2 boots, resets nobody asked for, stalls, timeouts, panics and lost console inputs.
 #
 # usage: tests/linux/smp-rounds.sh N [OUTDIR] [-- check-linux options]
-#   default options: --configs msix,msi,intx,nomsi,qemu; OUTDIR default build/linux/rounds.
+#   default options: --configs msix,msi,intx,nomsi,qemu,qnomsi (qnomsi: QEMU booted pci=nomsi, nomsi's reference); OUTDIR default build/linux/rounds.
 #   Env as check-linux.sh's (LC_LOOPDISK, LC_DUMPALL=1 keeps every crash dump's JSON and messages).
 #   tests/linux/smp-rounds.sh --tally OUTDIR: only the tally of rounds already run.
 # A round whose L1 itself died is retried by check-linux (it says so); the tally counts L2 events
@@ -17,13 +17,15 @@ rounds_done() { # OUTDIR: the numbers of the rounds whose logs are kept (round-N
 
 tally() { # OUTDIR
 	local out=$1 r c f res inits asked unasked
-	declare -A boots resets stalls tmos panics lost badruns
+	declare -A boots resets stalls tmos panics lost badruns pairbad rb
+	local pairs=0
 	printf '%-6s' round
-	for c in msix msi intx nomsi vhost qemu; do printf ' %-14s' "$c"; done
+	for c in msix msi intx nomsi vhost qemu qnomsi; do printf ' %-14s' "$c"; done
 	echo
 	for r in $(rounds_done "$out"); do
 		printf '%-6s' "$r"
-		for c in msix msi intx nomsi vhost qemu; do
+		rb=()
+		for c in msix msi intx nomsi vhost qemu qnomsi; do
 			f=$out/round-$r/results/$c/serial.log
 			res=$out/round-$r/results/$c/results.txt
 			if [ ! -f "$f" ]; then printf ' %-14s' -; continue; fi
@@ -48,19 +50,29 @@ tally() { # OUTDIR
 			tmos[$c]=$((${tmos[$c]:-0} + (${tm:-0} > 0)))
 			panics[$c]=$((${panics[$c]:-0} + (pa > 0)))
 			lost[$c]=$((${lost[$c]:-0} + (${lo:-0} > 0)))
-			badruns[$c]=$((${badruns[$c]:-0} + (unasked > 0 || st > 0 || ${tm:-0} > 0 || pa > 0)))
+			rb[$c]=$((unasked > 0 || st > 0 || ${tm:-0} > 0 || pa > 0))
+			badruns[$c]=$((${badruns[$c]:-0} + rb[$c]))
 		done
 		echo
+		if [ -n "${rb[nomsi]:-}" ] && [ -n "${rb[qnomsi]:-}" ]; then
+			pairs=$((pairs + 1))
+			pairbad[nomsi]=$((${pairbad[nomsi]:-0} + rb[nomsi]))
+			pairbad[qnomsi]=$((${pairbad[qnomsi]:-0} + rb[qnomsi]))
+		fi
 	done
 	echo "(R: guest resets nobody asked for, S: soft lockup or RCU stall, T: timeout, P: panic, L: lost console input)"
 	local m_runs=0 m_bad=0 q_runs=0 q_bad=0
-	for c in msix msi intx nomsi vhost qemu; do
+	for c in msix msi intx nomsi vhost qemu qnomsi; do
 		[ -n "${boots[$c]:-}" ] || continue
 		local bad=${badruns[$c]}
 		echo "$c: ${boots[$c]} runs, $bad with a guest reset, stall, timeout or panic (resets ${resets[$c]}, stalls ${stalls[$c]}, timeouts ${tmos[$c]}, panics ${panics[$c]}); lost console input ${lost[$c]}"
-		if [ "$c" = qemu ]; then q_runs=${boots[$c]} q_bad=$bad; else m_runs=$((m_runs + boots[$c])) m_bad=$((m_bad + bad)); fi
+		if [ "$c" = qemu ] || [ "$c" = qnomsi ]; then q_runs=$((q_runs + boots[$c])) q_bad=$((q_bad + bad)); else m_runs=$((m_runs + boots[$c])) m_bad=$((m_bad + bad)); fi
 	done
 	echo "msivm: $m_bad of $m_runs runs failed that way; QEMU: $q_bad of $q_runs"
+	# the same interrupt mode under both VMMs, in the rounds that ran both
+	if [ -n "${boots[nomsi]:-}" ] && [ -n "${boots[qnomsi]:-}" ]; then
+		echo "INTx by pci=nomsi, the same rounds: msivm (nomsi) ${pairbad[nomsi]:-0} of ${pairs:-0}, QEMU (qnomsi) ${pairbad[qnomsi]:-0} of ${pairs:-0}"
+	fi
 }
 
 if [ "${1:-}" = --tally ]; then
