@@ -84,7 +84,7 @@ shift
 out=$top/build/linux/rounds
 if [ $# -gt 0 ] && [ "$1" != -- ]; then out=$1; shift; fi
 [ "${1:-}" = -- ] && shift
-[ $# -gt 0 ] || set -- --configs msix,msi,intx,nomsi,qemu
+[ $# -gt 0 ] || set -- --configs msix,msi,intx,nomsi,qemu,qnomsi
 mkdir -p "$out"
 first=$(($(rounds_done "$out" | tail -n1) + 1))
 for r in $(seq "$first" $((first + n - 1))); do
