@@ -110,6 +110,8 @@ void msi_config_written(struct msi *m)
 			irq_vec_fire(&m->vecs[i]);
 		}
 	}
+	if (m->commit_at_once)
+		gsi_routes_commit(m->vecs[0].routes);
 }
 
 enum msi_path msi_signal(struct msi *m, uint32_t idx)

@@ -21,6 +21,8 @@ struct msi {
 	uint8_t log2_capable;       /* MMC: 2^n messages offered */
 	uint8_t log2_enabled;       /* MME as honoured (clamped to MMC) */
 	bool enabled;
+	bool commit_at_once;        /* a device signals the eventfds itself (VFIO): routes reach
+				     * KVM at each config write, not at msivm's next delivery */
 	struct irq_vec vecs[MSI_MAX_VECTORS];
 	uint64_t delivered[MSI_MAX_VECTORS], pended[MSI_MAX_VECTORS], replayed[MSI_MAX_VECTORS];
 	uint64_t dropped;

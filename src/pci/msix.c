@@ -24,14 +24,26 @@ uint64_t msix_bar_size(uint16_t nvec, uint32_t *pba_offset)
 int msix_init(struct msix *m, struct pci_func *f, struct gsi_routes *routes, uint16_t nvec,
 	      unsigned bar, uint32_t pba_offset)
 {
+	struct msix_layout l = { .table_bar = bar, .pba_bar = bar, .table_offset = 0,
+				 .pba_offset = pba_offset };
+	return msix_init_layout(m, f, routes, nvec, &l);
+}
+
+int msix_init_layout(struct msix *m, struct pci_func *f, struct gsi_routes *routes,
+		     uint16_t nvec, const struct msix_layout *l)
+{
 	memset(m, 0, sizeof(*m));
-	if (nvec == 0 || nvec > MSIX_MAX_VECTORS || bar >= PCI_NUM_BARS)
+	if (nvec == 0 || nvec > MSIX_MAX_VECTORS || l->table_bar >= PCI_NUM_BARS ||
+	    l->pba_bar >= PCI_NUM_BARS || (l->table_offset & 7) || (l->pba_offset & 7))
 		return -EINVAL;
 	if (pthread_mutex_init(&m->lock, NULL))
 		return -ENOMEM;
 	m->func = f;
 	m->nvec = nvec;
-	m->pba_offset = pba_offset;
+	m->table_bar = (uint8_t)l->table_bar;
+	m->pba_bar = (uint8_t)l->pba_bar;
+	m->table_offset = l->table_offset;
+	m->pba_offset = l->pba_offset;
 	for (uint16_t i = 0; i < nvec; i++) {
 		m->table[i].ctrl = MSIX_ENTRY_MASKED;
 		int ret = irq_vec_init(&m->vecs[i], routes);
@@ -46,8 +58,8 @@ int msix_init(struct msix *m, struct pci_func *f, struct gsi_routes *routes, uin
 		return off;
 	m->cap = (uint8_t)off;
 	pci_cfg_set16(f, m->cap + 2, (uint16_t)(nvec - 1));
-	pci_cfg_set32(f, m->cap + 4, bar);               /* table: BIR, offset 0 */
-	pci_cfg_set32(f, m->cap + 8, pba_offset | bar);  /* PBA */
+	pci_cfg_set32(f, m->cap + 4, m->table_offset | m->table_bar); /* table: offset | BIR */
+	pci_cfg_set32(f, m->cap + 8, m->pba_offset | m->pba_bar);     /* PBA */
 	return 0;
 }
 
@@ -104,6 +116,14 @@ static void sync_all(struct msix *m)
 		sync_vector(m, i);
 }
 
+/* A device writing the eventfds itself needs KVM's routes current before it fires: one
+ * commit for whatever this guest write changed (nothing if nothing did). Lock held. */
+static void commit_if_external(struct msix *m)
+{
+	if (m->commit_at_once && m->nvec)
+		gsi_routes_commit(m->vecs[0].routes);
+}
+
 void msix_config_written(struct msix *m)
 {
 	uint16_t ctrl = pci_cfg_get16(m->func, m->cap + 2);
@@ -113,6 +133,7 @@ void msix_config_written(struct msix *m)
 		m->enabled = en;
 		m->fmask = fm;
 		sync_all(m);
+		commit_if_external(m);
 	}
 	pthread_mutex_unlock(&m->lock);
 }
@@ -179,24 +200,32 @@ static bool in_region(uint64_t off, uint32_t len, uint64_t base, uint64_t size)
 	return (len == 4 || len == 8) && off % len == 0 && off >= base && off - base + len <= size;
 }
 
-static void msix_bar_read(void *opaque, uint64_t off, void *data, uint32_t len)
+static void table_read(struct msix *m, uint64_t off, void *data, uint32_t len)
 {
-	struct msix *m = opaque;
 	uint64_t v = ~0ULL;
-	pthread_mutex_lock(&m->lock);
-	if (in_region(off, len, 0, (uint64_t)m->nvec * MSIX_ENTRY_SIZE)) {
+	if (in_region(off, len, 0, msix_table_len(m->nvec))) {
 		const uint32_t *words = (const uint32_t *)&m->table[off / MSIX_ENTRY_SIZE];
 		uint32_t w = (uint32_t)(off % MSIX_ENTRY_SIZE) / 4;
 		v = words[w];
 		if (len == 8)
 			v |= (uint64_t)words[w + 1] << 32;
-	} else if (in_region(off, len, m->pba_offset, 8)) {
-		collect_external(m);
-		v = m->pba >> (8 * (off - m->pba_offset));
 	} else {
-		bad_access(m, "read", off, len);
+		bad_access(m, "read", m->table_offset + off, len);
 	}
-	pthread_mutex_unlock(&m->lock);
+	memcpy(data, &v, len);
+}
+
+static void pba_read(struct msix *m, uint64_t off, void *data, uint32_t len)
+{
+	uint64_t v = ~0ULL;
+	if (in_region(off, len, 0, 8)) {
+		collect_external(m);
+		v = m->pba >> (8 * off);
+	} else if (in_region(off, len, 0, msix_pba_len(m->nvec))) {
+		v = 0; /* words past the 64 vectors msivm offers: nothing pending there */
+	} else {
+		bad_access(m, "read", m->pba_offset + off, len);
+	}
 	memcpy(data, &v, len);
 }
 
@@ -208,23 +237,65 @@ static void write_word(struct msix *m, uint16_t i, uint32_t w, uint32_t v)
 	words[w] = v;
 }
 
+static void table_write(struct msix *m, uint64_t off, const void *data, uint32_t len)
+{
+	uint64_t v = 0;
+	memcpy(&v, data, len);
+	if (!in_region(off, len, 0, msix_table_len(m->nvec))) {
+		bad_access(m, "write", m->table_offset + off, len);
+		return;
+	}
+	uint16_t i = (uint16_t)(off / MSIX_ENTRY_SIZE);
+	uint32_t w = (uint32_t)(off % MSIX_ENTRY_SIZE) / 4;
+	write_word(m, i, w, (uint32_t)v);
+	if (len == 8)
+		write_word(m, i, w + 1, (uint32_t)(v >> 32));
+	sync_vector(m, i);
+	commit_if_external(m);
+}
+
+bool msix_bar_access(struct msix *m, unsigned bar, uint64_t off, void *data, uint32_t len,
+		     bool write)
+{
+	bool table = bar == m->table_bar && off >= m->table_offset &&
+		     off - m->table_offset < msix_table_len(m->nvec);
+	bool pba = bar == m->pba_bar && off >= m->pba_offset &&
+		   off - m->pba_offset < msix_pba_len(m->nvec);
+	if (!table && !pba)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	if (table && write)
+		table_write(m, off - m->table_offset, data, len);
+	else if (table)
+		table_read(m, off - m->table_offset, data, len);
+	else if (!write)
+		pba_read(m, off - m->pba_offset, data, len);
+	else if (!in_region(off - m->pba_offset, len, 0, msix_pba_len(m->nvec)))
+		bad_access(m, "write", off, len);
+	/* else: PBA writes are ignored, it is read-only */
+	pthread_mutex_unlock(&m->lock);
+	return true;
+}
+
+static void msix_bar_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	struct msix *m = opaque;
+	if (!msix_bar_access(m, m->table_bar, off, data, len, false)) {
+		pthread_mutex_lock(&m->lock);
+		bad_access(m, "read", off, len);
+		pthread_mutex_unlock(&m->lock);
+		memset(data, 0xff, len);
+	}
+}
+
 static void msix_bar_write(void *opaque, uint64_t off, const void *data, uint32_t len)
 {
 	struct msix *m = opaque;
-	uint64_t v = 0;
-	memcpy(&v, data, len);
-	pthread_mutex_lock(&m->lock);
-	if (in_region(off, len, 0, (uint64_t)m->nvec * MSIX_ENTRY_SIZE)) {
-		uint16_t i = (uint16_t)(off / MSIX_ENTRY_SIZE);
-		uint32_t w = (uint32_t)(off % MSIX_ENTRY_SIZE) / 4;
-		write_word(m, i, w, (uint32_t)v);
-		if (len == 8)
-			write_word(m, i, w + 1, (uint32_t)(v >> 32));
-		sync_vector(m, i);
-	} else if (!in_region(off, len, m->pba_offset, 8)) {
+	if (!msix_bar_access(m, m->table_bar, off, (void *)data, len, true)) {
+		pthread_mutex_lock(&m->lock);
 		bad_access(m, "write", off, len);
-	} /* PBA writes are ignored: it is read-only */
-	pthread_mutex_unlock(&m->lock);
+		pthread_mutex_unlock(&m->lock);
+	}
 }
 
 const struct bus_ops msix_bar_ops = {

@@ -47,7 +47,12 @@ struct msix {
 	uint64_t pba;                /* bit i: vector i pending (MSIX_MAX_VECTORS <= 64) */
 	struct irq_vec vecs[MSIX_MAX_VECTORS];
 	struct msix_vec_stats stats[MSIX_MAX_VECTORS];
-	uint32_t pba_offset;         /* PBA's offset in the BAR; the table is at 0 */
+	uint8_t table_bar, pba_bar;  /* BARs holding the table and the PBA */
+	uint32_t table_offset;       /* the table's offset in its BAR */
+	uint32_t pba_offset;         /* the PBA's offset in its BAR */
+	bool commit_at_once;         /* another writer (a VFIO device) signals the eventfds:
+				      * route changes reach KVM at each guest write, not at
+				      * msivm's next delivery */
 	struct ratelimit rl;
 	uint64_t bad_accesses;
 };
@@ -59,6 +64,17 @@ struct msix {
 int msix_init(struct msix *m, struct pci_func *f, struct gsi_routes *routes, uint16_t nvec,
 	      unsigned bar, uint32_t pba_offset);
 void msix_destroy(struct msix *m);
+
+/* Where a device's own table and PBA are (a passed-through device: any BAR, any offset). */
+struct msix_layout {
+	unsigned table_bar, pba_bar;
+	uint32_t table_offset, pba_offset;
+};
+
+/* As msix_init, with the table and PBA where `l` says (the caller routes those BAR ranges to
+ * msix_bar_access). Returns 0 or -errno. */
+int msix_init_layout(struct msix *m, struct pci_func *f, struct gsi_routes *routes,
+		     uint16_t nvec, const struct msix_layout *l);
 
 /* Delivery mechanism for every vector (irqfd by default); before the guest runs. */
 void msix_set_path(struct msix *m, enum irq_path path);
@@ -84,5 +100,15 @@ enum msix_path msix_signal(struct msix *m, uint16_t vec);
  * and logged. PBA is read-only; reading it first takes signals another writer
  * (vhost) left in a masked vector's eventfd into its pending bit. */
 extern const struct bus_ops msix_bar_ops;
+
+/* An access of BAR `bar` at `off`: if it falls in the table or the PBA, handles it as
+ * msix_bar_ops does (a bad size or alignment there reads all-ones / is dropped and logged)
+ * and returns true; otherwise leaves data alone and returns false (the caller's access). */
+bool msix_bar_access(struct msix *m, unsigned bar, uint64_t off, void *data, uint32_t len,
+		     bool write);
+
+/* Table and PBA bytes the layout occupies from its offsets (nvec entries, PBA in 8-byte words). */
+static inline uint32_t msix_table_len(uint16_t nvec) { return (uint32_t)nvec * MSIX_ENTRY_SIZE; }
+static inline uint32_t msix_pba_len(uint16_t nvec) { return (uint32_t)(nvec + 63) / 64 * 8; }
 
 #endif

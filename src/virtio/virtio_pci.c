@@ -21,22 +21,6 @@
 #define ISR_QUEUE          0x1
 #define ISR_CONFIG         0x2
 
-static const char *const mode_names[] = {
-	[IRQ_MODE_MSIX] = "msix", [IRQ_MODE_MSIX_SHARED] = "msix-shared",
-	[IRQ_MODE_MSI] = "msi", [IRQ_MODE_INTX] = "intx",
-};
-
-int irq_mode_parse(const char *s, enum irq_mode *out)
-{
-	for (unsigned i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (!strcmp(s, mode_names[i])) {
-			*out = (enum irq_mode)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *irq_mode_name(enum irq_mode m) { return mode_names[m]; }
 
 /* ---- interrupts: the device -> guest hop ---- */
 
@@ -60,10 +44,10 @@ static void intx_assert(struct virtio_pci *t)
 		pci_cfg_set16(&t->func, PCI_STATUS,
 			      pci_cfg_get16(&t->func, PCI_STATUS) | PCI_STATUS_INTX);
 	pthread_mutex_unlock(&t->func.lock);
-	if (disabled || t->intx_fd < 0 || t->intx_level)
+	if (disabled || t->intx.fd < 0 || t->intx_level)
 		return; /* a raised line stays raised until the guest's EOI */
 	uint64_t one = 1;
-	if (write(t->intx_fd, &one, sizeof(one)) == sizeof(one)) {
+	if (write(t->intx.fd, &one, sizeof(one)) == sizeof(one)) {
 		t->intx_level = true;
 		t->stats.intx_asserts++;
 	}
@@ -237,7 +221,7 @@ static void on_resample(void *opaque, uint32_t events)
 {
 	struct virtio_pci *t = opaque;
 	uint64_t v;
-	if (read(t->intx_resample_fd, &v, sizeof(v)) != sizeof(v))
+	if (read(t->intx.resample_fd, &v, sizeof(v)) != sizeof(v))
 		return;
 	pthread_mutex_lock(&t->lock);
 	t->intx_level = false; /* KVM lowered the line at the EOI */
@@ -457,7 +441,7 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 		    struct pci_window window, struct error *err)
 {
 	memset(t, 0, sizeof(*t));
-	t->intx_fd = t->intx_resample_fd = -1;
+	pci_intx_clear(&t->intx);
 	for (unsigned q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++)
 		t->queues[q].kick_fd = t->queues[q].hold.timer_fd = -1;
 	if (info->nqueues == 0 || info->nqueues > VIRTIO_PCI_MAX_QUEUES || info->queue_max == 0 ||
@@ -504,21 +488,11 @@ int virtio_pci_init(struct virtio_pci *t, const struct virtio_dev_info *info,
 
 int virtio_pci_attach_intx(struct virtio_pci *t, uint32_t gsi)
 {
-	t->intx_gsi = gsi;
-	t->intx_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	t->intx_resample_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (t->intx_fd < 0 || t->intx_resample_fd < 0)
-		return -errno;
-	if (t->vm_fd >= 0) {
-		struct kvm_irqfd irqfd = {
-			.fd = (uint32_t)t->intx_fd, .gsi = gsi, .flags = KVM_IRQFD_FLAG_RESAMPLE,
-			.resamplefd = (uint32_t)t->intx_resample_fd,
-		};
-		if (ioctl(t->vm_fd, KVM_IRQFD, &irqfd))
-			return -errno;
-	}
+	int ret = pci_intx_open(&t->intx, t->vm_fd, gsi);
+	if (ret)
+		return ret;
 	t->resample_handler = (struct evloop_handler){ on_resample, t };
-	return t->loop ? evloop_add(t->loop, t->intx_resample_fd, EPOLLIN, &t->resample_handler) : 0;
+	return t->loop ? evloop_add(t->loop, t->intx.resample_fd, EPOLLIN, &t->resample_handler) : 0;
 }
 
 void virtio_pci_destroy(struct virtio_pci *t)
@@ -533,9 +507,6 @@ void virtio_pci_destroy(struct virtio_pci *t)
 		msix_destroy(&t->msix);
 	if (t->has_msi)
 		msi_destroy(&t->msi);
-	if (t->intx_fd >= 0)
-		close(t->intx_fd);
-	if (t->intx_resample_fd >= 0)
-		close(t->intx_resample_fd);
+	pci_intx_close(&t->intx);
 	pthread_mutex_destroy(&t->lock);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "irq/gsi_routes.h"
+#include "pci/intx.h"
+#include "pci/irq_mode.h"
 #include "pci/msi.h"
 #include "pci/msix.h"
 #include "pci/pci_func.h"
@@ -27,17 +29,6 @@
 #define VIRTIO_STATUS_NEEDS_RESET 0x40
 #define VIRTIO_STATUS_FAILED      0x80
 
-/* How the device signals the guest; chosen per device on the command line. */
-enum irq_mode {
-	IRQ_MODE_MSIX,         /* one MSI-X vector per queue plus one for config */
-	IRQ_MODE_MSIX_SHARED,  /* one vector shared by all queues plus one for config */
-	IRQ_MODE_MSI,          /* plain MSI capability, no MSI-X */
-	IRQ_MODE_INTX,         /* no MSI/MSI-X capability: IOAPIC pin, ISR */
-};
-
-/* Parses "msix", "msix-shared", "msi" or "intx". Returns 0 or -EINVAL. */
-int irq_mode_parse(const char *s, enum irq_mode *out);
-const char *irq_mode_name(enum irq_mode m);
 
 struct virtio_pci_config {
 	enum irq_mode mode;
@@ -152,8 +143,7 @@ struct virtio_pci {
 	uint8_t cfg_cap;          /* config offset of the PCI_CFG capability */
 
 	/* INTx through an irqfd with a resample fd. */
-	uint32_t intx_gsi;
-	int intx_fd, intx_resample_fd;
+	struct pci_intx intx;
 	bool intx_level;          /* we raised the line and KVM has not lowered it (EOI) yet */
 	uint32_t vec_use[MSIX_MAX_VECTORS]; /* per MSI-X vector: bit 31 config, bit q queue q */
 	struct evloop_handler resample_handler;

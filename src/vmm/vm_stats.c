@@ -111,7 +111,7 @@ void vm_stats_print(struct vm *vm, FILE *out)
 				t->msi.log2_enabled == 0 ? "all" : m ? "queues" : "config",
 				t->msi.delivered[m], t->msi.pended[m], t->msi.replayed[m], "-");
 		fprintf(out, "  %-6s %-11s gsi%-5u %-12s %10" PRIu64 " %8s %9" PRIu64 " %8s\n",
-			t->info.name, mode, t->intx_gsi, "intx(level)", t->stats.intx_asserts, "-",
+			t->info.name, mode, t->intx.gsi, "intx(level)", t->stats.intx_asserts, "-",
 			t->stats.intx_resamples, "-");
 	}
 	print_queues(vm, out);
@@ -155,7 +155,7 @@ static json_t *device_json(struct virtio_pci *t)
 						       (json_int_t)t->msi.pended[m], "replayed",
 						       (json_int_t)t->msi.replayed[m]));
 	json_object_set_new(d, "vectors", vecs);
-	json_object_set_new(d, "intx", json_pack("{s:i,s:I,s:I}", "gsi", t->intx_gsi, "asserts",
+	json_object_set_new(d, "intx", json_pack("{s:i,s:I,s:I}", "gsi", t->intx.gsi, "asserts",
 						 (json_int_t)t->stats.intx_asserts, "resamples",
 						 (json_int_t)t->stats.intx_resamples));
 	json_object_set_new(d, "suppressed", json_integer((json_int_t)t->stats.suppressed));

@@ -231,10 +231,10 @@ static inline void fz_drv_bringup(struct fz_drv *d, uint64_t drop, unsigned log2
 static inline void fz_drv_eoi(struct fz_drv *d)
 {
 	struct virtio_pci *t = d->t;
-	if (t->intx_resample_fd < 0 || !t->resample_handler.cb)
+	if (t->intx.resample_fd < 0 || !t->resample_handler.cb)
 		return;
 	uint64_t one = 1;
-	if (write(t->intx_resample_fd, &one, sizeof(one)) == sizeof(one))
+	if (write(t->intx.resample_fd, &one, sizeof(one)) == sizeof(one))
 		t->resample_handler.cb(t->resample_handler.opaque, 1 /* EPOLLIN */);
 }
 

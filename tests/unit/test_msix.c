@@ -684,6 +684,71 @@ static void test_pba_with_many_vectors_uses_both_dwords(void **state)
 	fake_vm_free(vm);
 }
 
+
+/* A passed-through device's layout: table at 0x2000 of BAR 4, PBA at 0x100 of BAR 0; routes
+ * committed at each guest write (the device writes the eventfds, not msivm). */
+static void test_layout_anywhere_and_commit_at_once(void **state)
+{
+	(void)state;
+	struct fake_vm *vm = fake_vm_new();
+	struct pci_func *f = calloc(1, sizeof(*f));
+	struct msix *m = calloc(1, sizeof(*m));
+	assert_non_null(vm);
+	assert_non_null(f);
+	assert_non_null(m);
+	assert_int_equal(pci_func_init(f, "vf", 0x1b36, 0x10, 0, 0, 0, &vm->mmio, fake_window()), 0);
+	struct msix_layout l = { .table_bar = 4, .table_offset = 0x2000, .pba_bar = 0,
+				 .pba_offset = 0x100 };
+	assert_int_equal(msix_init_layout(m, f, &vm->routes, 3, &l), 0);
+	m->commit_at_once = true;
+	f->ops = &(const struct pci_func_ops){ .config_written = big_cfg_written };
+	f->opaque = m;
+	assert_int_equal(pci_func_cfg_read(f, m->cap + 4, 4), 0x2000 | 4);
+	assert_int_equal(pci_func_cfg_read(f, m->cap + 8, 4), 0x100 | 0);
+	/* Outside the table and PBA: not MSI-X's, left to the caller. */
+	uint32_t v = 0x1234;
+	assert_false(msix_bar_access(m, 4, 0x1ffc, &v, 4, false));
+	assert_false(msix_bar_access(m, 0, 0x2000, &v, 4, false)); /* table offset, wrong BAR */
+	assert_int_equal(v, 0x1234);
+	pci_func_cfg_write(f, m->cap + 2, 2, MSIX_CTRL_ENABLE);
+	uint64_t before = vm->routes.commits;
+	v = MSI_ADDR;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 16, &v, 4, true));
+	v = 0x41;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 16 + 8, &v, 4, true));
+	assert_int_equal(vm->routes.commits, before); /* still masked: no route */
+	v = 0;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 16 + 12, &v, 4, true)); /* unmask */
+	assert_int_equal(vm->routes.commits, before + 1);
+	assert_true(m->vecs[1].bound);
+	/* The device fires while the guest has the vector masked: pending, then delivered once. */
+	v = 1;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 16 + 12, &v, 4, true));
+	uint64_t one = 1, pba = 0;
+	assert_int_equal(write(m->vecs[1].efd, &one, 8), 8);
+	assert_true(msix_bar_access(m, 0, 0x100, &pba, 8, false));
+	assert_true(pba == 2);
+	v = 0;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 16 + 12, &v, 4, true));
+	assert_int_equal(m->stats[1].replayed, 1);
+	uint64_t n = 0;
+	assert_int_equal(read(m->vecs[1].efd, &n, 8), 8);
+	assert_true(n == 1);
+	pba = 7;
+	assert_true(msix_bar_access(m, 0, 0x100, &pba, 8, false));
+	assert_true(pba == 0);
+	/* Out of range inside the claimed ranges: refused, counted. */
+	uint64_t bad = m->bad_accesses;
+	assert_true(msix_bar_access(m, 4, 0x2000 + 2, &v, 4, true));
+	assert_true(msix_bar_access(m, 0, 0x100 + 4, &pba, 8, false));
+	assert_int_equal(m->bad_accesses, bad + 2);
+	msix_destroy(m);
+	pci_func_destroy(f);
+	free(m);
+	free(f);
+	fake_vm_free(vm);
+}
+
 static void test_bar_on_bus_reaches_table(void **state)
 {
 	struct fx *x = *state;
@@ -705,6 +770,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_capability_describes_table_and_pba),
+		T(test_layout_anywhere_and_commit_at_once),
 		T(test_bad_vector_counts_are_refused),
 		T(test_bar_size_fits_table_and_pba),
 		T(test_every_vector_starts_masked),

@@ -296,7 +296,7 @@ static int unread(struct fx *x)
 
 static uint64_t intx_fired(struct fx *x)
 {
-	return efd_take(x->t->intx_fd);
+	return efd_take(x->t->intx.fd);
 }
 
 static uint8_t status(struct fx *x)

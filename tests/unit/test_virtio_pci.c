@@ -248,14 +248,14 @@ static void assert_one_used(struct fx *x, uint16_t idx, uint32_t id, uint32_t le
 
 static uint64_t intx_fired(struct fx *x)
 {
-	return efd_take(x->t->intx_fd);
+	return efd_take(x->t->intx.fd);
 }
 
 /* What KVM does at the guest's EOI of the INTx line: lower it and signal the resample fd. */
 static void eoi(struct fx *x)
 {
 	uint64_t one = 1;
-	assert_int_equal(write(x->t->intx_resample_fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(write(x->t->intx.resample_fd, &one, sizeof(one)), sizeof(one));
 	x->t->resample_handler.cb(x->t->resample_handler.opaque, EPOLLIN);
 }
 

@@ -228,11 +228,11 @@ static void test_intx_line_raised_again(void **state)
 	struct fx *x = *state;
 	bring_up(x);
 	request(&x->src);
-	assert_int_equal(efd_take(x->src.t->intx_fd), 1);
+	assert_int_equal(efd_take(x->src.t->intx.fd), 1);
 	struct error err = { "" };
 	assert_int_equal(restore(x, &err), 0);
 	assert_true(x->dst.t->intx_level);
-	assert_int_equal(efd_take(x->dst.t->intx_fd), 1);
+	assert_int_equal(efd_take(x->dst.t->intx.fd), 1);
 	assert_int_equal(vdrv_bar0_read(x->dst.t, VPCI_ISR_OFF, 1), 1); /* read: cleared */
 	assert_int_equal(vdrv_bar0_read(x->dst.t, VPCI_ISR_OFF, 1), 0);
 }
