@@ -1,4 +1,4 @@
-/* Kernel boot: image file -> format dispatch (PVH ELF or bzImage) -> ACPI, boot data -> boot vCPU registers. */
+/* Kernel boot: image file -> format dispatch (PVH ELF, multiboot v1 or bzImage) -> ACPI, boot data -> boot vCPU registers. */
 #include "vmm/boot.h"
 
 #include <elf.h>
@@ -11,6 +11,7 @@
 #include "arch/x86/bzimage.h"
 #include "arch/x86/initrd.h"
 #include "arch/x86/layout.h"
+#include "arch/x86/multiboot.h"
 #include "arch/x86/pvh.h"
 #include "arch/x86/reset_stub.h"
 #include "util/file.h"
@@ -19,6 +20,11 @@
 static int is_elf(const struct mapped_file *f)
 {
 	return f->size >= SELFMAG && memcmp(f->data, ELFMAG, SELFMAG) == 0;
+}
+
+static int is_elf64(const struct mapped_file *f)
+{
+	return is_elf(f) && f->size > EI_CLASS && f->data[EI_CLASS] == ELFCLASS64;
 }
 
 static int is_bzimage(const struct mapped_file *f)
@@ -47,6 +53,22 @@ static int boot_pvh(struct vm *vm, const struct x86_boot_spec *s, const struct m
 	if (ret)
 		return ret;
 	return x86_set_pvh_entry(vm->vcpus[0].fd, img.entry, (uint32_t)PVH_START_INFO, err);
+}
+
+static int boot_multiboot(struct vm *vm, const struct x86_boot_spec *s,
+			  const struct mapped_file *k, const struct mapped_file *rd,
+			  struct error *err)
+{
+	struct multiboot_args args = {
+		.name = s->kernel, .cmdline = s->cmdline, .module = rd->data,
+		.module_size = rd->data ? rd->size : 0,
+	};
+	struct multiboot_loaded out;
+	struct error why;
+	int ret = multiboot_load(&vm->mem, k->data, k->size, &args, &out, &why);
+	if (ret)
+		return error_set(err, ret, "multiboot kernel '%s': %s", s->kernel, why.msg);
+	return x86_set_multiboot_entry(vm->vcpus[0].fd, out.entry, (uint32_t)MB_INFO_ADDR, err);
 }
 
 static int boot_bzimage(struct vm *vm, const struct x86_boot_spec *s, const struct mapped_file *k,
@@ -83,13 +105,19 @@ int x86_boot(struct vm *vm, const struct x86_boot_spec *spec, struct error *err)
 	if (ret >= 0)
 		ret = x86_write_reset_stub(&vm->mem, err);
 	if (ret == 0) {
-		if (is_elf(&k))
+		uint32_t mb_flags;
+		if (is_elf64(&k))
+			ret = boot_pvh(vm, spec, &k, &rd, rsdp, err);
+		else if (multiboot_find(k.data, k.size, &mb_flags))
+			ret = boot_multiboot(vm, spec, &k, &rd, err);
+		else if (is_elf(&k))
 			ret = boot_pvh(vm, spec, &k, &rd, rsdp, err);
 		else if (is_bzimage(&k))
 			ret = boot_bzimage(vm, spec, &k, &rd, rsdp, err);
 		else
-			ret = error_set(err, -ENOEXEC, "kernel '%s': not an ELF file or a Linux bzImage "
-					"(no ELF magic, no \"HdrS\" setup header)", spec->kernel);
+			ret = error_set(err, -ENOEXEC, "kernel '%s': not an ELF file, a multiboot kernel or a Linux "
+					"bzImage (no ELF magic, no multiboot header, no \"HdrS\" setup "
+					"header)", spec->kernel);
 	}
 	if (rd.data)
 		file_unmap(&rd);

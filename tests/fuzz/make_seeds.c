@@ -397,6 +397,41 @@ static void seeds_pvh(const char *t)
 	save(t, "segment-over-boot-data", &s);
 }
 
+/* A multiboot v1 ELF32 kernel as kvm-unit-tests builds them: header in the first 8 KiB, one
+ * PT_LOAD at 4 MiB with bss, entry inside; 8 MiB of RAM, a command line and a module. */
+static void seeds_multiboot(const char *t)
+{
+	struct seed s;
+	start(&s);
+	put(&s, 8, 1); put(&s, 12, 1); put(&s, 32, 2); put(&s, 0, 4);
+	uint8_t *img = s.p;
+	memset(img, 0, 0x200);
+	Elf32_Ehdr eh = { .e_type = ET_EXEC, .e_machine = EM_386, .e_version = EV_CURRENT,
+			  .e_entry = 0x400010, .e_phoff = sizeof(Elf32_Ehdr),
+			  .e_ehsize = sizeof(Elf32_Ehdr), .e_phentsize = sizeof(Elf32_Phdr),
+			  .e_phnum = 1 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS32;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	memcpy(img, &eh, sizeof(eh));
+	Elf32_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x100,
+			  .p_vaddr = 0x400000, .p_paddr = 0x400000, .p_filesz = 0x40,
+			  .p_memsz = 0x3000, .p_align = 4 };
+	memcpy(img + sizeof(eh), &ph, sizeof(ph));
+	fz_put(img + 0x100, 0x1BADB002, 4); fz_put(img + 0x104, 0, 4);
+	fz_put(img + 0x108, (uint32_t)(0u - 0x1BADB002u), 4);
+	memset(img + 0x110, 0xf4, 0x30);
+	s.p = img + 0x140;
+	save(t, "minimal-multiboot", &s);
+	fz_put(img + sizeof(eh) + 12, 0x2000, 4); /* p_paddr over the boot data */
+	save(t, "segment-over-boot-data", &s);
+	fz_put(img + sizeof(eh) + 12, 0x400000, 4);
+	fz_put(img + 0x104, 0x10000, 4); /* a.out kludge */
+	fz_put(img + 0x108, (uint32_t)(0u - 0x1BADB002u - 0x10000u), 4);
+	save(t, "aout-kludge", &s);
+}
+
 static void seeds_bzimage(const char *t)
 {
 	struct seed s;
@@ -514,6 +549,7 @@ int main(int argc, char **argv)
 	seeds_pci("fuzz_pci");
 	seeds_virtq("fuzz_virtq");
 	seeds_pvh("fuzz_pvh");
+	seeds_multiboot("fuzz_multiboot");
 	seeds_bzimage("fuzz_bzimage");
 	seeds_initrd("fuzz_initrd");
 	seeds_parse("fuzz_parse");

@@ -1,4 +1,4 @@
-/* Boot registers: PVH 32-bit protected-mode and Linux 64-bit long-mode entry state for the boot vCPU. */
+/* Boot registers: PVH and multiboot 32-bit protected-mode and Linux 64-bit long-mode entry state for the boot vCPU. */
 #include "arch/x86/boot_regs.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 
 #include "arch/x86/layout.h"
 #include "arch/x86/longmode.h"
+#include "arch/x86/multiboot.h"
 
 #define CR0_PE 0x1ULL
 #define CR0_ET 0x10ULL
@@ -28,7 +29,9 @@ static struct kvm_segment flat_segment(uint16_t selector, uint8_t type)
 	};
 }
 
-int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct error *err)
+/* 32-bit protected mode, paging off, flat segments, IF clear; %eax, %ebx given. */
+static int set_protected_entry(int vcpu_fd, uint32_t entry, uint32_t eax, uint32_t ebx,
+			       struct error *err)
 {
 	struct kvm_sregs sregs;
 	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs))
@@ -50,11 +53,22 @@ int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct e
 	struct kvm_regs regs;
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = entry;
-	regs.rbx = start_info;
+	regs.rax = eax;
+	regs.rbx = ebx;
 	regs.rflags = 0x2; /* reserved bit 1; IF and VM clear */
 	if (ioctl(vcpu_fd, KVM_SET_REGS, &regs))
 		return error_set(err, -errno, "KVM_SET_REGS failed: %s", strerror(errno));
 	return 0;
+}
+
+int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct error *err)
+{
+	return set_protected_entry(vcpu_fd, entry, 0, start_info, err);
+}
+
+int x86_set_multiboot_entry(int vcpu_fd, uint32_t entry, uint32_t info, struct error *err)
+{
+	return set_protected_entry(vcpu_fd, entry, MULTIBOOT_BOOT_MAGIC, info, err);
 }
 
 int x86_set_long_mode_entry(int vcpu_fd, uint64_t entry, uint64_t rsi, struct error *err)

@@ -11,6 +11,12 @@
  * interrupts off, %ebx = `start_info`, %eip = `entry`. Returns 0 or -errno. */
 int x86_set_pvh_entry(int vcpu_fd, uint32_t entry, uint32_t start_info, struct error *err);
 
+/* Puts the boot vCPU in the state Multiboot v1 defines: as PVH (32-bit
+ * protected mode, paging off, flat segments, interrupts off) with
+ * %eax = 0x2BADB002 and %ebx = `info` (struct multiboot_info), %eip = `entry`.
+ * Returns 0 or -errno. */
+int x86_set_multiboot_entry(int vcpu_fd, uint32_t entry, uint32_t info, struct error *err);
+
 /* Puts the boot vCPU in 64-bit long mode as the Linux 64-bit boot protocol
  * asks: paging on with the identity page tables at BOOT_PML4 (written by
  * longmode_write_tables), the boot GDT at BOOT_GDT loaded, CS = 0x10 (64-bit

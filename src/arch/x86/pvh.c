@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arch/x86/e820.h"
+#include "arch/x86/kernel_seg.h"
 #include "arch/x86/layout.h"
 
 _Static_assert(sizeof(struct hvm_start_info) == 56, "hvm_start_info layout");
@@ -77,38 +78,12 @@ static int find_note(const uint8_t *image, const Elf64_Phdr *ph, uint32_t *entry
 	return 0;
 }
 
-static int check_segment(const struct guest_mem *gm, const uint8_t *image, size_t size,
-			 unsigned idx, const Elf64_Phdr *ph, struct error *err)
+static int check_segment(const struct guest_mem *gm, size_t size, unsigned idx,
+			 const Elf64_Phdr *ph, struct error *err)
 {
-	if (ph->p_filesz > ph->p_memsz)
-		return error_set(err, -ENOEXEC, "segment %u: file size exceeds memory size", idx);
-	if (!in_file(size, ph->p_offset, ph->p_filesz))
-		return error_set(err, -ENOEXEC, "segment %u: data lies past the end of the file", idx);
-	uint64_t start = ph->p_paddr, end = ph->p_paddr + ph->p_memsz;
-	if (end < start)
-		return error_set(err, -ERANGE, "segment %u: address range wraps around", idx);
-	if (start < MMIO_HOLE_END && end > MMIO_HOLE_START)
-		return error_set(err, -ERANGE,
-				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " lies over the MMIO hole "
-				 "(0x%llx-0x%llx)", idx, start, end, MMIO_HOLE_START, MMIO_HOLE_END);
-	if (start < BOOT_DATA_END && end > BOOT_DATA_START)
-		return error_set(err, -ERANGE,
-				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps msivm's boot data "
-				 "(0x%llx-0x%llx)", idx, start, end, BOOT_DATA_START, BOOT_DATA_END);
-	if (start < ACPI_END && end > ACPI_START)
-		return error_set(err, -ERANGE,
-				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps msivm's ACPI tables "
-				 "(0x%llx-0x%llx)", idx, start, end, ACPI_START, ACPI_END);
-	if (start < HIGH_MEM_START && end > LOW_RAM_END)
-		return error_set(err, -ERANGE,
-				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " overlaps the legacy "
-				 "VGA/BIOS area (0x%llx-0x%llx), which is not RAM", idx, start, end,
-				 LOW_RAM_END, HIGH_MEM_START);
-	if (!gm_contains(gm, start, ph->p_memsz))
-		return error_set(err, -ERANGE,
-				 "segment %u at 0x%" PRIx64 "-0x%" PRIx64 " is outside guest RAM "
-				 "(%" PRIu64 " MiB)", idx, start, end, gm->size >> 20);
-	return 0;
+	struct kernel_seg seg = { .idx = idx, .offset = ph->p_offset, .filesz = ph->p_filesz,
+				  .paddr = ph->p_paddr, .memsz = ph->p_memsz };
+	return kernel_seg_check(gm, size, &seg, BOOT_DATA_START, BOOT_DATA_END, err);
 }
 
 int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
@@ -130,7 +105,7 @@ int pvh_load_elf(const struct guest_mem *gm, const uint8_t *image, size_t size,
 			have_entry = find_note(image, ph, &entry);
 		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
 			continue;
-		ret = check_segment(gm, image, size, i, ph, err);
+		ret = check_segment(gm, size, i, ph, err);
 		if (ret)
 			return ret;
 		nload++;
