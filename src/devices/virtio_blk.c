@@ -1,4 +1,4 @@
-/* virtio-blk: queue kick -> chain checks -> backend I/O -> completion (event loop, transport lock) -> status byte, used ring, interrupt. */
+/* virtio-blk: queue kick -> chain checks -> backend I/O (virtio_blk_io.c: completion -> status byte, used ring, interrupt); the device's life (init, reset, snapshot). */
 #include "devices/virtio_blk.h"
 
 #include <endian.h>
@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 
 #include "devices/virtio_blk_config.h"
+#include "devices/virtio_blk_io.h"
 #include "util/log.h"
 #include "virtio/budget.h"
 
@@ -87,23 +88,6 @@ static unsigned stat_of(uint32_t type)
 	}
 }
 
-/* Writes the status byte and returns the chain, unless the queue went away
- * (reset or NEEDS_RESET): then the guest is not told. */
-static void push(struct virtio_blk *b, uint16_t qi, uint16_t head, uint8_t *status, uint8_t s,
-		 uint32_t written)
-{
-	if (s == VIRTIO_BLK_S_IOERR)
-		b->stats.ioerr++;
-	else if (s == VIRTIO_BLK_S_UNSUPP)
-		b->stats.unsupp++;
-	struct virtq *q = virtio_pci_queue(&b->pci, qi);
-	if (!q)
-		return;
-	__atomic_store_n(status, s, __ATOMIC_RELAXED);
-	virtq_fill(q, head, written); /* published once per batch, by signal_queue */
-	b->pushed[qi] = true;
-}
-
 /* Zeroes device-writable bytes [from, to) of chain c (offsets into its writable area). */
 static void zero_in(const struct virtq_chain *c, uint64_t from, uint64_t to)
 {
@@ -143,123 +127,11 @@ static int reject(struct virtio_blk *b, uint16_t qi, uint8_t *status, uint8_t s,
 	log_ratelimited(&b->rl, LOG_WARN, "%s q%u: request %u: %s; status %s", b->name, qi,
 			b->chain.head, why, s == VIRTIO_BLK_S_UNSUPP ? "UNSUPP" : "IOERR");
 	/* Called from process_queue only: the queue is live. */
-	push(b, qi, b->chain.head, status, s, covered_len(&b->chain, 0));
+	vblk_push(b, qi, b->chain.head, status, s, covered_len(&b->chain, 0));
 	return 0;
 }
 
-static void signal_queue(struct virtio_blk *b, uint16_t qi)
-{
-	b->pushed[qi] = false;
-	if (virtio_pci_queue(&b->pci, qi))
-		virtio_pci_queue_done(&b->pci, qi);
-}
-
-static bool is_write(uint32_t type)
-{
-	return type == VIRTIO_BLK_T_OUT || type == VIRTIO_BLK_T_DISCARD ||
-	       type == VIRTIO_BLK_T_WRITE_ZEROES;
-}
-
-static void req_free(struct virtio_blk *b, struct vblk_req *r)
-{
-	r->next_free = b->free_reqs[r->queue];
-	b->free_reqs[r->queue] = r;
-}
-
-/* The first free request of queue qi, or NULL when all VIRTIO_BLK_QUEUE_SIZE are in flight (or,
- * out of host memory, all that exist: the device is then marked NEEDS_RESET). Requests are
- * allocated VBLK_REQ_CHUNK at a time the first time the queue needs them, so a device costs
- * memory only as deep as its driver ever fills each queue. */
-static struct vblk_req *free_req(struct virtio_blk *b, uint16_t qi)
-{
-	uint16_t n = b->fresh_reqs[qi];
-	if (b->free_reqs[qi] || n >= VIRTIO_BLK_QUEUE_SIZE)
-		return b->free_reqs[qi];
-	struct vblk_req **chunk = &b->req_chunks[qi][n / VBLK_REQ_CHUNK];
-	if (!*chunk && !(*chunk = calloc(VBLK_REQ_CHUNK, sizeof(**chunk)))) {
-		virtio_pci_set_needs_reset(&b->pci, "out of host memory for requests");
-		return NULL;
-	}
-	struct vblk_req *r = &(*chunk)[n % VBLK_REQ_CHUNK];
-	b->fresh_reqs[qi]++;
-	r->dev = b;
-	r->queue = qi;
-	req_free(b, r);
-	return r;
-}
-
-/* Whether queue qi may start another request: one is free and the queue's bytes in flight are
- * under VBLK_INFLIGHT_BYTES. */
-static struct vblk_req *startable_req(struct virtio_blk *b, uint16_t qi)
-{
-	return b->inflight_bytes[qi] < VBLK_INFLIGHT_BYTES ? free_req(b, qi) : NULL;
-}
-
-static void io_done(void *cookie, int64_t result);
-
-static void start_flush(struct vblk_req *r)
-{
-	r->io = (struct blk_io){ .op = BLK_OP_FLUSH, .done = io_done, .cookie = r };
-	blk_backend_submit(r->dev->be, &r->io);
-}
-
-/* The backend finished r's I/O (transport lock held). */
-static void io_done(void *cookie, int64_t result)
-{
-	struct vblk_req *r = cookie;
-	struct virtio_blk *b = r->dev;
-	b->inflight_bytes[r->queue] -= r->charged;
-	r->charged = 0;
-	bool flushing = r->type == VIRTIO_BLK_T_FLUSH || r->syncing;
-	uint8_t s = VIRTIO_BLK_S_OK;
-	if (result < 0) {
-		if (flushing && !b->flush_error)
-			b->flush_error = (int)result;
-		log_ratelimited(&b->rl, result == -ECANCELED ? LOG_DEBUG : LOG_WARN,
-				"%s q%u: request %u (type %u%s): host I/O failed: %s",
-				b->name, r->queue, r->head, r->type, r->syncing ? ", flush" : "",
-				strerror((int)-result));
-		bool dwz = r->type == VIRTIO_BLK_T_DISCARD || r->type == VIRTIO_BLK_T_WRITE_ZEROES;
-		s = result == -EOPNOTSUPP && dwz && !flushing ? VIRTIO_BLK_S_UNSUPP : VIRTIO_BLK_S_IOERR;
-	} else if (flushing && b->flush_error) {
-		s = VIRTIO_BLK_S_IOERR; /* an earlier flush failed: this one proves nothing */
-	} else if (is_write(r->type) && !r->syncing && !vblk_writeback(b)) {
-		r->syncing = true; /* writethrough */
-		if (!b->flush_error) {
-			start_flush(r);
-			return;
-		}
-		s = VIRTIO_BLK_S_IOERR;
-	}
-	if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN)
-		b->stats.bytes_read += r->bytes;
-	else if (s == VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_OUT)
-		b->stats.bytes_written += r->bytes;
-	/* Cancelled (reset, end of the VM): no driver will look, and a teardown must stay quick. */
-	if (s != VIRTIO_BLK_S_OK && r->type == VIRTIO_BLK_T_IN && result != -ECANCELED &&
-	    virtio_pci_queue(&b->pci, r->queue))
-		for (int i = 0; i < r->io.iovcnt; i++) /* what the failed read left: zeroes */
-			memset(r->iov[i].iov_base, 0, r->iov[i].iov_len);
-	push(b, r->queue, r->head, r->status, s, r->written);
-	req_free(b, r);
-}
-
 /* ---- requests ---- */
-
-/* Takes r from the free list and starts its I/O. */
-static void submit(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, enum blk_op op,
-		   uint64_t sector, uint64_t len, int iovcnt)
-{
-	b->free_reqs[qi] = r->next_free;
-	r->charged = op == BLK_OP_READ || op == BLK_OP_WRITE ? (uint32_t)len : 0;
-	b->inflight_bytes[qi] += r->charged;
-	r->io = (struct blk_io){
-		.op = op, .offset = sector * BLK_SECTOR_SIZE, .len = len, .iov = r->iov,
-		.iovcnt = iovcnt, .done = io_done, .cookie = r,
-	};
-	blk_backend_submit(b->be, &r->io);
-}
-
 /* Sector range check without overflow: [sector, sector + n) inside the disk. */
 static bool range_ok(const struct virtio_blk *b, uint64_t sector, uint64_t n)
 {
@@ -292,7 +164,7 @@ static int rw_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r, uin
 			      ") past the end (%" PRIu64 " sectors)", sector, len / BLK_SECTOR_SIZE,
 			      vblk_capacity(b));
 	r->bytes = (uint32_t)len;
-	submit(b, qi, r, in ? BLK_OP_READ : BLK_OP_WRITE, sector, len, cnt);
+	vblk_submit(b, qi, r, in ? BLK_OP_READ : BLK_OP_WRITE, sector, len, cnt);
 	return 0;
 }
 
@@ -329,7 +201,7 @@ static int dwz_request(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 	 * punched file); a block device's BLKZEROOUT unmaps by itself if it can. */
 	bool punch = discard || ((flags & VIRTIO_BLK_DWZ_F_UNMAP) && b->be->can_discard &&
 				 b->be->discard_zeroes);
-	submit(b, qi, r, punch ? BLK_OP_DISCARD : BLK_OP_WRITE_ZEROES, sector,
+	vblk_submit(b, qi, r, punch ? BLK_OP_DISCARD : BLK_OP_WRITE_ZEROES, sector,
 	       (uint64_t)num * BLK_SECTOR_SIZE, 0);
 	return 0;
 }
@@ -376,14 +248,14 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 		if (b->flush_error)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "an earlier flush failed "
 				      "(%s); flushes fail until reset", strerror(-b->flush_error));
-		submit(b, qi, r, BLK_OP_FLUSH, 0, 0, 0);
+		vblk_submit(b, qi, r, BLK_OP_FLUSH, 0, 0, 0);
 		return 0;
 	case VIRTIO_BLK_T_GET_ID: {
 		if (c->out_bytes != HDR_SIZE)
 			return reject(b, qi, r->status, VIRTIO_BLK_S_IOERR, "get-id with data to read");
 		uint32_t n = c->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? c->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
 		virtq_chain_scatter(c, b->id, n);
-		push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, covered_len(c, n));
+		vblk_push(b, qi, r->head, r->status, VIRTIO_BLK_S_OK, covered_len(c, n));
 		return 0;
 	}
 	case VIRTIO_BLK_T_DISCARD:
@@ -391,19 +263,6 @@ static int handle_chain(struct virtio_blk *b, uint16_t qi, struct vblk_req *r)
 		return dwz_request(b, qi, r);
 	default:
 		return reject(b, qi, r->status, VIRTIO_BLK_S_UNSUPP, "type %u", r->type);
-	}
-}
-
-/* Completions reaped inline (during an unplug) may belong to any queue: each queue with new
- * used elements is signalled, and a queue that ran out of requests is rescheduled (its kick was
- * consumed; the completion eventfd did not fire for what was reaped here). */
-static void after_completions(struct virtio_blk *b)
-{
-	for (uint16_t q = 0; q < b->nqueues; q++) {
-		if (b->pushed[q])
-			signal_queue(b, q);
-		if (b->starved[q] && startable_req(b, q) && virtio_pci_queue(&b->pci, q))
-			virtio_pci_queue_resume(&b->pci, q);
 	}
 }
 
@@ -417,7 +276,7 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 	b->starved[qi] = false;
 	struct vbudget budget = vbudget_start(VBLK_BUDGET_BYTES);
 	for (;;) {
-		struct vblk_req *r = startable_req(b, qi);
+		struct vblk_req *r = vblk_startable_req(b, qi);
 		if (!r) {
 			b->starved[qi] = true; /* resumed when a request completes */
 			break;
@@ -439,8 +298,8 @@ static void process_queue(struct virtio_blk *b, uint16_t qi)
 			break;
 	}
 	blk_backend_unplug(b->be); /* io_uring: what completed during the submit is done now */
-	signal_queue(b, qi);
-	after_completions(b);
+	vblk_signal_queue(b, qi);
+	vblk_after_completions(b);
 }
 
 static void blk_notify(void *opaque, uint16_t qi)
@@ -468,7 +327,7 @@ static void blk_quiesce(void *opaque)
 	struct virtio_blk *b = opaque;
 	if (b->be)
 		blk_backend_drain(b->be);
-	after_completions(b);
+	vblk_after_completions(b);
 }
 
 /* Snapshot: the cache mode the driver chose, a latched flush error, and the image's size (a
@@ -516,10 +375,10 @@ void virtio_blk_complete(struct virtio_blk *b)
 	pthread_mutex_lock(&b->pci.lock);
 	blk_backend_complete(b->be);
 	for (uint16_t qi = 0; qi < b->nqueues; qi++) {
-		if (b->starved[qi] && startable_req(b, qi))
+		if (b->starved[qi] && vblk_startable_req(b, qi))
 			process_queue(b, qi); /* signals the queue too */
 		else if (b->pushed[qi])
-			signal_queue(b, qi);
+			vblk_signal_queue(b, qi);
 	}
 	pthread_mutex_unlock(&b->pci.lock);
 }
