@@ -1,5 +1,5 @@
 # msivm: one build for the VMM, the probe guest and the tests.
-#   make            build/msivm and build/guest/probe.elf
+#   make            build/msivm, build/msivm-lab (the lab, started by `msivm lab`) and build/guest/probe.elf
 #   make check      unit + end-to-end tests, and the same under ASan+UBSan (without a usable
 #                   /dev/kvm the guests run in nested hosts: tests/e2e/run.sh)
 #   make sanitize   build-san/msivm and the unit tests with ASan+UBSan
@@ -24,16 +24,20 @@ LDLIBS  += -lpthread -ljansson -luring -lseccomp -lnettle
 # libmicrohttpd is opened at run time, only for an API socket (src/api/mhd_lib.c); fuzz_api,
 # which drives it itself, links it (tests/fuzz/fuzz.mk).
 
-# Everything but main.c goes into a static library the tests link against.
-LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+# Everything but main.c and the lab goes into a static library the tests link against; the lab
+# (src/lab, but its main in lab_prog.c) into its own, which only msivm-lab and its tests link:
+# build/msivm carries no lab code (`msivm lab` execs build/msivm-lab, see docs/lab.md).
+LIB_SRCS := $(filter-out src/main.c src/lab/%,$(shell find src -name '*.c' | sort))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_progs.o
 LIB      := $(BUILD)/libmsivm.a
+LAB_SRCS := $(filter-out src/lab/lab_prog.c,$(sort $(wildcard src/lab/*.c)))
+LAB_LIB  := $(BUILD)/libmsivm-lab.a
 
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all check unit e2e sanitize check-sanitize clean bench kernel
-all: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+all: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -55,12 +59,19 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(LAB_LIB): $(LAB_SRCS:%.c=$(BUILD)/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/msivm: $(BUILD)/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+$(BUILD)/msivm-lab: $(BUILD)/src/lab/lab_prog.o $(LAB_LIB) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LAB_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LAB_LIB) $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
 
 # The bzImage tests read a real Debian cloud kernel; fetch it once (cached in build/kernel).
 # Without network they print a skip notice for the real-kernel cases.
@@ -70,13 +81,13 @@ kernel:
 unit: $(UNIT_BINS) kernel
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-e2e: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+e2e: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 	MSIVM=$(BUILD)/msivm PROBE=$(BUILD)/guest/probe.elf tests/e2e/run.sh
 
 # The sanitizer build lives in its own tree; the guest is not instrumented.
 # (compiled on every CPU: the instrumented build is the slowest step of make check before the e2e)
 sanitize:
-	$(MAKE) -j$(shell nproc) BUILD=build-san SANITIZE=1 build-san/msivm $(patsubst $(BUILD)/%,build-san/%,$(UNIT_BINS))
+	$(MAKE) -j$(shell nproc) BUILD=build-san SANITIZE=1 build-san/msivm build-san/msivm-lab $(patsubst $(BUILD)/%,build-san/%,$(UNIT_BINS))
 
 # The sanitized pass kills msivm 5 times per engine in test_crash.sh (the normal pass does the 20
 # that the crash-consistency bar asks for).
@@ -99,7 +110,7 @@ clean:
 # msivm lab finds the probe at ../lib/msivm/probe.elf from msivm's directory.
 PREFIX ?= /usr/local
 .PHONY: install
-install: $(BUILD)/msivm $(BUILD)/guest/probe.elf
+install: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 	install -D -m 0755 $(BUILD)/msivm $(DESTDIR)$(PREFIX)/bin/msivm
 	install -D -m 0644 $(BUILD)/guest/probe.elf $(DESTDIR)$(PREFIX)/lib/msivm/probe.elf
 	install -D -m 0644 man/msivm.1 $(DESTDIR)$(PREFIX)/share/man/man1/msivm.1

@@ -1,12 +1,14 @@
 /* main: command -> configuration (src/config) -> run (src/run) -> exit status; the only place that exits. */
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "config/config_cli.h"
 #include "config/config_print.h"
-#include "lab/lab.h"
 #include "run/run_vm.h"
 #include "util/log.h"
 #include "vmm/kvm_host.h"
@@ -107,6 +109,24 @@ static int cmd_host(int argc, char **argv)
 	return 0;
 }
 
+/* `msivm lab ...`: the lab is its own program, msivm-lab beside this binary (built and installed
+ * with it), so that the VMM carries none of its code. Returns only when it cannot be started. */
+static int cmd_lab(char **argv)
+{
+	char self[4096], lab[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "msivm lab: cannot find msivm's own binary: %s\n", strerror(errno));
+		return EXIT_MSIVM_ERROR;
+	}
+	self[n] = 0;
+	snprintf(lab, sizeof(lab), "%s/msivm-lab", dirname(self));
+	execv(lab, argv);
+	fprintf(stderr, "msivm lab: cannot run the lab program '%s': %s (make builds it beside msivm; "
+		"make install installs both)\n", lab, strerror(errno));
+	return EXIT_MSIVM_ERROR;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -127,7 +147,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "lab"))
-		return lab_main(argc - 1, argv + 1);
+		return cmd_lab(argv + 1);
 	if (!strcmp(cmd, "remote"))
 		return api_client_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "host"))

@@ -1,4 +1,5 @@
 /* Block backend, io_uring engine: attempts become SQEs, submitted per batch and reaped right after when done; later CQEs signal an eventfd the event loop polls; block-device discard/write-zeroes, and small writes where the filesystem cannot write without blocking, run inline. */
+/* Link circle, on purpose (blk_backend.c, blk_sync.c, blk_uring.c): the core picks an engine and owns the retry of short transfers, which every engine reports to (blk_attempt_done); io_uring hands what would block to the sync engine's inline I/O. */
 #include "backends/blk_backend.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* Config files: JSON text -> checks of keys and value types -> the same setters as the command line. */
+/* Link circle, on purpose (config_json.c, config_restore.c): a config file may restore a snapshot, and a snapshot's own configuration is a config file, read by config_json_read. */
 #include "config/config_json.h"
 
 #include <errno.h>

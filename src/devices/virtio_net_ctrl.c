@@ -18,14 +18,6 @@
 
 #define CTRL_HDR 2u   /* class u8, command u8 */
 #define CTRL_DATA_MAX (8u + 2u * 6u * VIRTIO_NET_MAC_TABLE_MAX * 4u)
-
-uint64_t vnet_guest_offloads(const struct virtio_net *n)
-{
-	if (n->guest_offloads_set)
-		return n->guest_offloads;
-	return n->pci.negotiated & VIRTIO_NET_GUEST_OFFLOADS_MASK;
-}
-
 static uint8_t pairs_set(struct virtio_net *n, const uint8_t *d, uint32_t len)
 {
 	uint16_t pairs = len == 2 ? vnet_le16(d) : 0;

@@ -24,6 +24,13 @@
 #define RX_BATCH 256u   /* frames read per call before the event loop gets a turn */
 #define RX_PUBLISH 64u  /* frames placed per used->idx store (latency bound for a polling driver) */
 
+uint64_t vnet_guest_offloads(const struct virtio_net *n)
+{
+	if (n->guest_offloads_set)
+		return n->guest_offloads;
+	return n->pci.negotiated & VIRTIO_NET_GUEST_OFFLOADS_MASK;
+}
+
 enum rx_result { RX_DONE, RX_DROPPED, RX_NO_BUFFERS, RX_BROKEN };
 
 /* Writes [src, src + len) at byte `off` of the buffers bufs[0, cnt). */

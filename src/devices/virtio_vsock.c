@@ -32,24 +32,6 @@ void vsock_hdr_decode(const uint8_t *b, struct vsock_hdr *h)
 	memcpy(&d, b + 36, 4), h->buf_alloc = le32toh(d);
 	memcpy(&d, b + 40, 4), h->fwd_cnt = le32toh(d);
 }
-
-void vsock_hdr_encode(const struct vsock_hdr *h, uint8_t *b)
-{
-	uint64_t q;
-	uint32_t d;
-	uint16_t w;
-	q = htole64(h->src_cid), memcpy(b, &q, 8);
-	q = htole64(h->dst_cid), memcpy(b + 8, &q, 8);
-	d = htole32(h->src_port), memcpy(b + 16, &d, 4);
-	d = htole32(h->dst_port), memcpy(b + 20, &d, 4);
-	d = htole32(h->len), memcpy(b + 24, &d, 4);
-	w = htole16(h->type), memcpy(b + 28, &w, 2);
-	w = htole16(h->op), memcpy(b + 30, &w, 2);
-	d = htole32(h->flags), memcpy(b + 32, &d, 4);
-	d = htole32(h->buf_alloc), memcpy(b + 36, &d, 4);
-	d = htole32(h->fwd_cnt), memcpy(b + 40, &d, 4);
-}
-
 /* ---- config ---- */
 
 static void vsock_config_read(void *opaque, uint32_t off, void *data, uint32_t len)

@@ -157,6 +157,10 @@ void lab_fmt_secs(char *buf, size_t len, double secs);
 /* The lab's exit status for bad usage or a host problem (nothing was measured). */
 #define EXIT_USAGE 125
 
+/* The msivm binary the lab runs: `msivm` beside this program (build/msivm-lab runs
+ * build/msivm; make install puts both in bin/). Fills buf; returns 0, or -1 after a message. */
+int lab_vmm_path(char *buf, size_t len);
+
 /* `msivm lab [options]`: runs, prints progress and the table, writes JSON and
  * SVG charts. Returns the process exit status: 0 every run succeeded, 1 some
  * run failed, 125 usage/host error, 128+N interrupted by signal N (a partial

@@ -115,27 +115,6 @@ static void build_qemu_argv(const struct lab_options *o, const struct lab_experi
 	arg(a, "%s", dev);
 }
 
-bool lab_cell_wanted(const struct lab_options *o, const struct lab_experiment *exp,
-		     enum lab_vmm vmm, unsigned mode, const char **why)
-{
-	*why = NULL;
-	if (!(o->modes & (1u << mode)) && exp->fixed_mode < 0)
-		return false;
-	if (exp->fixed_mode >= 0 && (unsigned)exp->fixed_mode != mode)
-		return false;
-	if (vmm == LAB_QEMU && !o->vs_qemu)
-		return false;
-	if (vmm == LAB_QEMU && exp->msivm_only)
-		*why = "msivm only (no QEMU equivalent)";
-	else if (vmm == LAB_QEMU && mode == IRQ_MODE_MSI)
-		*why = "QEMU's virtio-pci has no plain MSI capability";
-	else if (o->host_cpus < exp->min_cpus)
-		*why = "needs more host CPUs than this machine has";
-	else if (*o->rt_refused && exp->msivm_extra && strstr(exp->msivm_extra, "--rt"))
-		*why = o->rt_refused;
-	return true;
-}
-
 struct probe_watch {
 	pid_t pid;
 	uint64_t t_ns;                 /* of the console chunk being looked at */

@@ -18,22 +18,6 @@
 #include "lab/lab_progress.h"
 #include "lab/lab_spawn.h"
 #include "util/parse.h"
-
-const struct ll_config ll_configs[] = {
-	{ "msix", "MSI-X, a vector per queue", "msix", "", "", true, false, NULL, false },
-	{ "msix-shared", "MSI-X, one vector shared by the queues", "msix-shared", ",vectors=2", "", true, false, NULL, false },
-	{ "intx", "INTx (no MSI-X on the device)", "intx", ",vectors=0", "", false, false, NULL, false },
-	{ "nomsi", "guest without MSI (pci=nomsi), the seeds' comparison", "msix", "", "pci=nomsi", false, false, NULL, false },
-	/* Linux's virtio-pci has no plain-MSI path: it tries MSI-X, then INTx. */
-	{ "msi", "plain MSI offered; Linux falls back to INTx", "msi", NULL, "", false, false, NULL, false },
-	{ "vhost", "MSI-X, the NIC on vhost-net and vsock on vhost-vsock (both VMMs)", "msix", "", "",
-	  true, true, NULL, true },
-	/* msivm's completion batching off (coalesce=off), beside msix where it is on. */
-	{ "msix-nocoalesce", "MSI-X, the disk's interrupt moderation off (msivm only)", "msix", NULL, "",
-	  true, false, ",coalesce=off", false },
-};
-const unsigned ll_nconfigs = sizeof(ll_configs) / sizeof(ll_configs[0]);
-
 static const char usage[] =
 	"usage: msivm lab --guest linux [--kernel FILE] [--initrd FILE] [--configs LIST]\n"
 	"                 [--runs N] [--io-runs N] [--vs qemu] [--out DIR] [--force] [options]\n"
@@ -351,41 +335,14 @@ static void run_matrix(struct ll_options *o, struct ll_cell *cells, unsigned nce
 		}
 	lab_progress_clear(&p);
 }
-
-unsigned ll_plan(struct ll_options *o, unsigned configs, struct ll_cell *cells)
-{
-	unsigned n = 0;
-	for (unsigned vmm = 0; vmm < (o->vs_qemu ? 2u : 1u); vmm++)
-		for (unsigned i = 0; i < ll_nconfigs; i++) {
-			if (!(configs & (1u << i)))
-				continue;
-			struct ll_cell *c = &cells[n++];
-			c->cfg = &ll_configs[i];
-			c->vmm = vmm ? LAB_QEMU : LAB_MSIVM;
-			if (c->vmm == LAB_QEMU && !c->cfg->qemu_vectors) {
-				c->skipped = true;
-				snprintf(c->skip_reason, sizeof(c->skip_reason), "%s",
-					 c->cfg->disk_extra ? "msivm only (a setting of msivm's disk)"
-							    : "QEMU's virtio-pci offers no plain MSI");
-			} else {
-				o->runs_planned += o->runs;
-			}
-		}
-	return n;
-}
-
 int ll_main(int argc, char **argv)
 {
 	static char self[4096], kbuf[4096], ibuf[4096];
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--merge"))
 			return ll_merge_main(argc, argv);
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "msivm lab: cannot find its own binary\n");
+	if (lab_vmm_path(self, sizeof(self)))
 		return EXIT_USAGE;
-	}
-	self[n] = 0;
 	struct ll_options o = {
 		.msivm = self, .out_dir = "lab-linux-out", .qemu = "qemu-system-x86_64", .runs = 3,
 		.io_runs = 1, .fio_s = 10, .iperf_s = 5, .cpus = 2, .mem_mib = 2048, .disk_mib = 256,

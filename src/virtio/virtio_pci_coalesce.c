@@ -1,4 +1,5 @@
 /* Virtio-pci interrupt moderation (coalesce=): a queue's notification held briefly so that the completions that follow it go out with it. */
+/* Link circle, on purpose (virtio_pci.c, _common.c, _coalesce.c, _poll.c): one transport, struct virtio_pci, split by size; its register file, interrupt moderation and polling each look queues up and kick through virtio_pci.c, which drives all three. */
 #include "virtio/virtio_pci_common.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* Virtio-pci common configuration: register file, status transitions, feature and queue checks. */
+/* Link circle, on purpose (virtio_pci.c, _common.c, _coalesce.c, _poll.c): one transport, struct virtio_pci, split by size; its register file, interrupt moderation and polling each look queues up and kick through virtio_pci.c, which drives all three. */
 #include "virtio/virtio_pci_common.h"
 
 #include <inttypes.h>

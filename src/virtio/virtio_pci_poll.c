@@ -1,4 +1,5 @@
 /* Virtio-pci queue polling (poll=): after a kick the I/O thread watches the avail ring for a bounded, adaptive window with notifications off. */
+/* Link circle, on purpose (virtio_pci.c, _common.c, _coalesce.c, _poll.c): one transport, struct virtio_pci, split by size; its register file, interrupt moderation and polling each look queues up and kick through virtio_pci.c, which drives all three. */
 #include "virtio/virtio_pci_common.h"
 #include "util/clock.h"
 
