@@ -145,4 +145,16 @@ if [ "${kind%%:*}" != hardware ]; then
 	expect "lab --guest linux: without hardware KVM it would nest, and inside a nested host it refuses to nest again" \
 		125 '' "no usable KVM inside the nested host either"
 fi
+
+# The lab is its own program (msivm-lab beside msivm): the VMM binary carries none of its code,
+# only the lab-marker device the probe reports through.
+if command -v nm >/dev/null; then
+	labsyms=$(nm "$MSIVM" | awk '{print $NF}' | grep -E '^(lab|ll)_' | grep -v '^lab_marker' | head -5)
+	if [ -z "$labsyms" ] && nm "$MSIVM" | grep -q ' lab_marker_ops$' &&
+		nm "$(dirname "$MSIVM")/msivm-lab" | grep -q ' T lab_main$'; then
+		pass "msivm has no lab symbol (but lab_marker_ops); msivm-lab has lab_main"
+	else
+		fail "lab code in $MSIVM: ${labsyms:-no lab_marker_ops, or msivm-lab without lab_main}"
+	fi
+fi
 finish

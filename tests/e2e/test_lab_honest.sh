@@ -194,10 +194,15 @@ else
 	[ -n "$child" ] && kill -KILL "$child"
 fi
 
-# --- 9. the installed layout (make install): the probe is found at ../lib/msivm/probe.elf
+# --- 9. the installed layout (make install): msivm-lab beside msivm, the probe at ../lib/msivm/probe.elf
 d="$TMP/inst"
 mkdir -p "$d/bin" "$d/lib/msivm" "$d/tmp"
 cp "$MSIVM_ABS" "$d/bin/msivm" && cp "$PROBE_ABS" "$d/lib/msivm/probe.elf"
+# without msivm-lab beside it, `msivm lab` says what is missing and how to get it
+TMPDIR="$d/tmp" "$d/bin/msivm" lab --runs 1 >"$TMP/out" 2>"$TMP/err"
+status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
+expect "msivm lab without msivm-lab beside it: one message naming it" 125 "" "cannot run the lab program '$d/bin/msivm-lab'.*make install installs both"
+cp "$(dirname "$MSIVM_ABS")/msivm-lab" "$d/bin/msivm-lab"
 TMPDIR="$d/tmp" timeout 60 "$d/bin/msivm" lab --runs 1 --experiments boot --modes msix --out "$d/out" >"$TMP/out" 2>"$TMP/err"
 status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
 expect "an installed msivm finds its probe at PREFIX/lib/msivm/probe.elf" 0 'boot to ready \(ms\) +msivm +msix +[0-9]'
