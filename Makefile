@@ -112,6 +112,7 @@ PREFIX ?= /usr/local
 .PHONY: install
 install: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 	install -D -m 0755 $(BUILD)/msivm $(DESTDIR)$(PREFIX)/bin/msivm
+	install -D -m 0755 $(BUILD)/msivm-lab $(DESTDIR)$(PREFIX)/bin/msivm-lab
 	install -D -m 0644 $(BUILD)/guest/probe.elf $(DESTDIR)$(PREFIX)/lib/msivm/probe.elf
 	install -D -m 0644 man/msivm.1 $(DESTDIR)$(PREFIX)/share/man/man1/msivm.1
 
