@@ -97,9 +97,12 @@ check-sanitize: sanitize $(BUILD)/guest/probe.elf
 
 # check: unit tests (both builds), then the e2e suites of both builds (tests/e2e/passes.sh: on this
 # host, or in nested hosts when it has no usable /dev/kvm).
+# Then the lab's report.html of each pass (kept by test_lab.sh) in a headless chromium, on this host.
 check: all unit sanitize $(BUILD)/guest/probe.elf
 	$(MAKE) BUILD=build-san SANITIZE=1 unit
+	rm -rf $(BUILD)/lab-html
 	MSIVM=$(BUILD)/msivm SAN_MSIVM=build-san/msivm PROBE=$(BUILD)/guest/probe.elf tests/e2e/passes.sh
+	tests/e2e/check_report_html.sh $(BUILD)/lab-html/*/report.html
 
 bench: all
 	bench/boot.sh

@@ -250,6 +250,14 @@ unsigned lab_plan(const struct lab_options *o, struct lab_step *steps, unsigned 
 void lab_print_headline(FILE *out, const struct lab_options *o,
 			struct lab_cell (*cells)[2][LAB_MAX_MODES]);
 
+/* Writes OUT/report.html (through a temporary file): the run's header, `headline` (the text
+ * headline tables) and, per experiment and figure, a table of every configuration (median,
+ * min-max, runs with figures, failed and missing cells marked) with its chart inlined from
+ * OUT/<experiment>-<metric>.svg where gnuplot drew one; the failed runs' errors. Self-contained:
+ * no file or network beside it is read by the page. Returns 0 or -errno with a message. */
+int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
+		   const char *headline, bool charts_drawn, struct error *err);
+
 /* Writes report.json, the SVG charts and prints the terminal table. */
 int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 	       struct error *err);

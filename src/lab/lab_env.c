@@ -16,7 +16,7 @@
 static bool is_report_file(const char *name)
 {
 	size_t n = strlen(name);
-	return !strcmp(name, "report.txt") || !strcmp(name, "report.json") ||
+	return !strcmp(name, "report.txt") || !strcmp(name, "report.json") || !strcmp(name, "report.html") ||
 	       (n > 4 && !strcmp(name + n - 4, ".svg"));
 }
 
@@ -56,7 +56,7 @@ int lab_prepare_out_dir(const char *out_dir, bool force)
 	if (found && !force) {
 		fprintf(stderr,
 			"msivm lab: '%s' holds an earlier report (%s%s); choose another --out, or --force "
-			"to remove its report files (report.txt, report.json, *.svg)\n",
+			"to remove its report files (report.txt, report.json, report.html, *.svg)\n",
 			out_dir, first, found > 1 ? " and more" : "");
 		return -1;
 	}

@@ -38,12 +38,27 @@ static void qemu_column(char *buf, size_t len, const struct lab_options *o,
 		fmt_range(buf, len, "", lab_summarize(q, (unsigned)k));
 }
 
-/* One table: a row per (experiment, mode) whose experiment has metric `key`. */
+/* The width of the experiment column: its longest name (names outgrew a fixed width). */
+static int name_width(const struct lab_options *o)
+{
+	size_t w = strlen("experiment");
+	for (unsigned e = 0; e < o->nexps; e++)
+		if (strlen(o->exps[e]->name) > w)
+			w = strlen(o->exps[e]->name);
+	return (int)w;
+}
+
+/* One table: a row per (experiment, mode) whose experiment has metric `key`; the QEMU columns
+ * only when QEMU ran. */
 static void print_vmm_table(FILE *out, const struct lab_options *o,
 			    struct lab_cell (*cells)[2][LAB_MAX_MODES], const char *key)
 {
-	fprintf(out, "  %-25s %-12s %-24s %-24s %s\n", "experiment", "mode", "msivm", "QEMU",
-		"msivm/QEMU");
+	int w = name_width(o);
+	if (o->vs_qemu)
+		fprintf(out, "  %-*s %-12s %-24s %-24s %s\n", w, "experiment", "mode", "msivm", "QEMU",
+			"msivm/QEMU");
+	else
+		fprintf(out, "  %-*s %-12s %s\n", w, "experiment", "mode", "msivm");
 	for (unsigned e = 0; e < o->nexps; e++) {
 		const struct lab_experiment *x = o->exps[e];
 		int k = lab_metric_index(x, key);
@@ -56,7 +71,7 @@ static void print_vmm_table(FILE *out, const struct lab_options *o,
 			const struct lab_cell *c = &cells[e][LAB_MSIVM][m], *q = &cells[e][LAB_QEMU][m];
 			const char *mode = irq_mode_name((enum irq_mode)m);
 			if (c->skipped) {
-				fprintf(out, "  %-25s %-12s skipped: %s\n", x->name, mode, c->skip_reason);
+				fprintf(out, "  %-*s %-12s skipped: %s\n", w, x->name, mode, c->skip_reason);
 				continue;
 			}
 			char mv[48], qv[48], ratio[48] = "-", note[120] = "";
@@ -64,12 +79,16 @@ static void print_vmm_table(FILE *out, const struct lab_options *o,
 				fmt_range(mv, sizeof(mv), "", lab_summarize(c, (unsigned)k));
 			else
 				snprintf(mv, sizeof(mv), "not run");
+			if (!o->vs_qemu) {
+				fprintf(out, "  %-*s %-12s %s\n", w, x->name, mode, mv);
+				continue;
+			}
 			qemu_column(qv, sizeof(qv), o, x, q, m, k, &qwhy);
-			if (o->vs_qemu && !qwhy && !q->skipped)
+			if (!qwhy && !q->skipped)
 				fmt_range(ratio, sizeof(ratio), "x", lab_paired_ratio(c, q, (unsigned)k));
 			if (qwhy)
 				snprintf(note, sizeof(note), "  (QEMU: %s)", qwhy);
-			fprintf(out, "  %-25s %-12s %-24s %-24s %s%s\n", x->name, mode, mv, qv, ratio, note);
+			fprintf(out, "  %-*s %-12s %-24s %-24s %s%s\n", w, x->name, mode, mv, qv, ratio, note);
 		}
 	}
 }
@@ -113,16 +132,22 @@ static void print_vcpu_note(FILE *out, const struct lab_options *o,
 void lab_print_headline(FILE *out, const struct lab_options *o,
 			struct lab_cell (*cells)[2][LAB_MAX_MODES])
 {
-	fprintf(out, "\nVMM CPU µs per request, msivm/QEMU\n"
+	fprintf(out, "\nVMM CPU µs per request, %s\n", o->vs_qemu ? "msivm/QEMU" : "msivm");
+	if (!o->vs_qemu)
+		fprintf(out, "  QEMU was not run: add --vs qemu to measure the same guest and devices "
+			     "under QEMU\n  beside msivm (QEMU columns and msivm/QEMU ratios).\n");
+	fprintf(out, ""
 		     "  The VMM's own threads: all of its process but the vCPU threads and KVM's\n"
 		     "  kvm-nx-lpage-re (msivm-io, msivm-ctl, iou-wrk-*; QEMU's main loop, call_rcu,\n"
 		     "  workers), their /proc/PID/task/*/schedstat sampled at the probe's \"work begin\"\n"
 		     "  and \"work end\" lines (each followed by an idle pause). Median [min-max] over\n"
-		     "  %u %s;\n  msivm/QEMU: median [min-max] of the per-batch ratios.\n",
-		o->runs, o->vs_qemu ? "interleaved batches (msivm, QEMU, msivm, QEMU, ...)" : "runs");
+		     "  %u %s%s\n",
+		o->runs, o->vs_qemu ? "interleaved batches (msivm, QEMU, msivm, QEMU, ...)"
+				    : o->runs == 1 ? "run" : "runs",
+		o->vs_qemu ? ";\n  msivm/QEMU: median [min-max] of the per-batch ratios." : ".");
 	print_vmm_table(out, o, cells, LAB_VMM_CPU_KEY);
-	fprintf(out, "\nvCPU threads' CPU µs per request, msivm/QEMU (apart: the guest's own code, its\n"
-		     "exits and their handling in these threads)\n");
+	fprintf(out, "\nvCPU threads' CPU µs per request, %s (apart: the guest's own code, its\n"
+		     "exits and their handling in these threads)\n", o->vs_qemu ? "msivm/QEMU" : "msivm");
 	print_vmm_table(out, o, cells, "vcpu_cpu_us_per_req");
 	print_vcpu_note(out, o, cells);
 }

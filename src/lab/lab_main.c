@@ -40,7 +40,7 @@ static const char lab_usage[] =
 	"                      lat-irqfd-rt,lat-irqfd-ded, the same for lat-sigmsi and lat-intx\n"
 	"                      (default: all)\n"
 	"  --out DIR           report directory (default lab-out); refused if it holds an\n"
-	"                      earlier report (report.txt, report.json, *.svg)\n"
+	"                      earlier report (report.txt, report.json, report.html, *.svg)\n"
 	"  --force             remove an earlier report's files from DIR first (only those)\n"
 	"  --vs qemu           run the same guest and devices under QEMU too, interleaved\n"
 	"                      with msivm's runs\n"

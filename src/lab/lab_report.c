@@ -146,22 +146,49 @@ static unsigned failed_runs(const struct lab_cell *c)
 	return f;
 }
 
+/* A figure with three significant digits and never an exponent: 4180, 41.8, 0.42. */
+static void fmt_fig(char *buf, size_t len, double v)
+{
+	double a = fabs(v);
+	snprintf(buf, len, "%.*f", a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3, v);
+}
+
+/* "metric (unit)" of a metric, as the tables show it. */
+static void metric_label(char *buf, size_t len, const struct lab_metric_def *md)
+{
+	snprintf(buf, len, "%s%s%s%s", md->label, *md->unit ? " (" : "", md->unit, *md->unit ? ")" : "");
+}
+
+/* The metric column's width: the longest label shown (labels outgrew a fixed width). */
+static int label_width(const struct lab_options *o)
+{
+	int w = (int)strlen("metric");
+	for (unsigned e = 0; e < o->nexps; e++)
+		for (unsigned k = 0; k < o->exps[e]->nmetrics; k++) {
+			char label[96];
+			metric_label(label, sizeof(label), &o->exps[e]->metrics[k]);
+			if (!o->exps[e]->metrics[k].json_only && (int)strlen(label) > w)
+				w = (int)strlen(label);
+		}
+	return w;
+}
+
 static void print_table(FILE *out, const struct lab_options *o,
 			struct lab_cell (*cells)[2][LAB_MAX_MODES])
 {
 	unsigned nvmm = o->vs_qemu ? 2 : 1;
+	int w = label_width(o);
 	for (unsigned e = 0; e < o->nexps; e++) {
 		const struct lab_experiment *x = o->exps[e];
-		fprintf(out, "\n%s (%u runs each)\n", x->title, o->runs);
-		fprintf(out, "  %-42s %-6s %-12s %10s %10s %10s %9s%s\n", "metric", "vmm", "mode",
+		fprintf(out, "\n%s (%u run%s each)\n", x->title, o->runs, o->runs == 1 ? "" : "s");
+		fprintf(out, "  %-*s %-6s %-12s %10s %10s %10s %9s%s\n", w, "metric", "vmm", "mode",
 			"median", "min", "max", "vs intx", o->vs_qemu ? "  msivm/qemu" : "");
 		for (unsigned k = 0; k < x->nmetrics; k++) {
 			const struct lab_metric_def *md = &x->metrics[k];
 			if (md->json_only)
 				continue;
-			char label[64];
-			snprintf(label, sizeof(label), "%s%s%s%s", md->label, *md->unit ? " (" : "",
-				 md->unit, *md->unit ? ")" : "");
+			char label[96];
+			metric_label(label, sizeof(label), md);
 			for (unsigned vmm = 0; vmm < nvmm; vmm++) {
 				if (vmm == LAB_QEMU && md->msivm_only)
 					continue;
@@ -173,7 +200,7 @@ static void print_table(FILE *out, const struct lab_options *o,
 					const struct lab_cell *c = &cells[e][vmm][m];
 					const char *mode = irq_mode_name((enum irq_mode)m);
 					if (c->skipped) {
-						fprintf(out, "  %-42s %-6s %-12s skipped: %s\n", label,
+						fprintf(out, "  %-*s %-6s %-12s skipped: %s\n", w, label,
 							vmm ? "qemu" : "msivm", mode, c->skip_reason);
 						continue;
 					}
@@ -190,16 +217,20 @@ static void print_table(FILE *out, const struct lab_options *o,
 					char note[64] = "";
 					if (f)
 						snprintf(note, sizeof(note), "  (%u of %u runs failed)", f, c->nruns);
+					char med[24], lo[24], hi[24];
+					fmt_fig(med, sizeof(med), s.median);
+					fmt_fig(lo, sizeof(lo), s.min);
+					fmt_fig(hi, sizeof(hi), s.max);
 					if (!c->nruns)
-						fprintf(out, "  %-42s %-6s %-12s %10s\n", label, vmm ? "qemu" : "msivm",
-							mode, "not run");
+						fprintf(out, "  %-*s %-6s %-12s %10s\n", w, label,
+							vmm ? "qemu" : "msivm", mode, "not run");
 					else if (!s.n)
-						fprintf(out, "  %-42s %-6s %-12s %10s%s\n", label, vmm ? "qemu" : "msivm",
-							mode, "n/a", note);
+						fprintf(out, "  %-*s %-6s %-12s %10s%s\n", w, label,
+							vmm ? "qemu" : "msivm", mode, "n/a", note);
 					else
-						fprintf(out, "  %-42s %-6s %-12s %10.3g %10.3g %10.3g %9s%s%s\n",
-							label, vmm ? "qemu" : "msivm", mode, s.median,
-							s.min, s.max, chg, ratio, note);
+						fprintf(out, "  %-*s %-6s %-12s %10s %10s %10s %9s%s%s\n", w,
+							label, vmm ? "qemu" : "msivm", mode, med, lo, hi, chg,
+							ratio, note);
 				}
 			}
 		}
@@ -358,8 +389,9 @@ static bool write_chart(const struct lab_options *o, struct lab_cell (*cells)[2]
 	if (!any)
 		return false;
 	fprintf(gp, "set output '%s/%s-%s.svg'\n", o->out_dir, x->name, md->key);
-	fprintf(gp, "set title \"%s: %s%s%s%s\\n(median of %u runs, whiskers min-max; %s)%s\"\n", x->title,
+	fprintf(gp, "set title \"%s: %s%s%s%s\\n(median of %u run%s, whiskers min-max; %s)%s\"\n", x->title,
 		md->label, *md->unit ? " [" : "", md->unit, *md->unit ? "]" : "", o->runs,
+		o->runs == 1 ? "" : "s",
 		md->higher_is_better ? "higher is better" : "lower is better",
 		o->interrupted ? "\\nPARTIAL: the lab was interrupted" : "");
 	fprintf(gp, "set ylabel \"%s [%s]\"\n", md->label, *md->unit ? md->unit : "count");
@@ -448,17 +480,26 @@ static void print_latency_summary(FILE *out, const struct lab_options *o,
 	if (!n)
 		return;
 	fprintf(out, "\nInterrupt latency summary, device signal to guest handler (us; min of minima, "
-		     "mean, mean p99, max of maxima over %u runs)\n", o->runs);
+		     "mean, mean p99, max of maxima over %u run%s)\n", o->runs, o->runs == 1 ? "" : "s");
 	fprintf(out, "  %-16s %10s %10s %10s %10s\n", "configuration", "min", "mean", "p99", "max");
+	bool above = false;
 	for (unsigned i = 0; i < n; i++) {
-		if (rows[i].skip)
+		if (rows[i].skip) {
 			fprintf(out, "  %-16s skipped: %s\n", rows[i].name, rows[i].skip);
-		else if (!rows[i].n)
+		} else if (!rows[i].n) {
 			fprintf(out, "  %-16s %10s\n", rows[i].name, "n/a");
-		else
-			fprintf(out, "  %-16s %10.1f %10.1f %10.1f %10.1f\n", rows[i].name, rows[i].min,
-				rows[i].mean, rows[i].p99, rows[i].max);
+		} else {
+			bool star = rows[i].mean > rows[i].p99;
+			above |= star;
+			fprintf(out, "  %-16s %10.1f %9.1f%s %10.1f %10.1f\n", rows[i].name, rows[i].min,
+				rows[i].mean, star ? "*" : " ", rows[i].p99, rows[i].max);
+		}
 	}
+	if (above)
+		fprintf(out, "  * mean above p99: fewer than 1%% of the samples were so long (the vCPU "
+			     "preempted or\n    descheduled on the host, up to the max column) that "
+			     "they pull the mean past the\n    99th percentile; min and p99 describe the "
+			     "usual delivery.\n");
 }
 
 /* One chart like the findings' table: min, mean, p99 and max per configuration. */
@@ -512,7 +553,19 @@ int lab_report(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_
 	if (write_json(o, cells, path))
 		return error_set(err, -EIO, "cannot write %s", path);
 	int ret = write_charts(o, cells);
-	printf("\nreport: %s/report.txt, every raw run: %s/report.json, charts: %s/*.svg%s\n",
+	char *headline = NULL;
+	size_t hlen = 0;
+	FILE *hf = open_memstream(&headline, &hlen);
+	if (!hf)
+		return error_set(err, -ENOMEM, "out of memory for the HTML report");
+	lab_print_headline(hf, o, cells);
+	fclose(hf);
+	int hst = lab_html_write(o, cells, headline, ret == 0, err);
+	free(headline);
+	if (hst)
+		return hst;
+	printf("\nreport: %s/report.html (one page, every chart inline), %s/report.txt, every raw "
+	       "run: %s/report.json, charts: %s/*.svg%s\n", o->out_dir,
 	       o->out_dir, o->out_dir, o->out_dir,
 	       ret == -ENOENT ? " (not drawn: gnuplot is not installed; scripts/deps.sh installs gnuplot-nox)"
 	       : ret          ? " (not drawn: gnuplot failed)"

@@ -13,8 +13,8 @@ PROBE_ABS=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE")
 docs=("$top/README.md" "$top"/docs/*.md "$top/docs/results/README.md")
 
 # --- 1. runnable examples: each line as the reader types it (a trailing `&` runs it in the
-# background, and the next line waits for the API socket it names); every line must succeed, and
-# a background VM must end with status 0 by the end of its block.
+# background, and the next line waits for the API socket it names, then 2 s, a reader's pace);
+# every line must succeed, and a background VM must end with status 0 by the end of its block.
 # blocks FILE: prints "NAME<TAB>command" for each line of each marked block (continuations joined).
 blocks() {
 	awk '/^<!-- doc-run: [a-z0-9-]+ -->$/ { name = $3; want = 1; next }
@@ -41,6 +41,7 @@ for f in "${docs[@]}"; do
 				bg+=($!)
 				sock=$(grep -oE -- '--api-socket [^ ]+' <<<"$cmd" | cut -d' ' -f2)
 				for _ in $(seq 100); do [ -z "$sock" ] || [ -S "$sock" ] && break; sleep 0.1; done
+				sleep 2 # a reader's pace: the guest is up (e.g. its power button enabled) by the next line
 				continue
 			fi
 			(cd "$dir" && timeout 60 bash -c "$cmd") >"$dir/out" 2>"$dir/err"

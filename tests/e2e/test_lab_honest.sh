@@ -26,7 +26,7 @@ lab() {
 no_scratch() {
 	local left others
 	left=$(ls -A "$2/tmp")
-	others=$(ls -A "$2/out" | grep -Ev '^(report\.txt|report\.json|.*\.svg)$')
+	others=$(ls -A "$2/out" | grep -Ev '^(report\.txt|report\.json|report\.html|.*\.svg)$')
 	if [ -z "$left" ] && [ -z "$others" ]; then
 		pass "$1: no scratch file left in \$TMPDIR or --out"
 	else
