@@ -136,6 +136,13 @@ slow-linux: $(BUILD)/msivm
 check-linux: all
 	tests/linux/check-linux.sh
 
+# Slow, not part of check: kvm-unit-tests x86 (../shared/kvm-unit-tests, built into build/kut/) under
+# QEMU and under msivm (--testdev), one table and "N passed, N failed" for msivm (docs/kut.md).
+# KUT_ARGS: --nested (the nested rig: hardware-style KVM), --vmm msivm|qemu, entry names.
+.PHONY: check-kut
+check-kut: all
+	tests/kut/run.sh $(KUT_ARGS)
+
 # The seeds' experiments on a stock Linux guest (msivm lab --guest linux; nested on PVM hosts;
 # root). LAB_ARGS: more lab options, e.g. LAB_ARGS="--vs qemu --runs 3".
 .PHONY: lab-linux

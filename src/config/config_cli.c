@@ -23,6 +23,7 @@ static const struct option run_options[] = {
 	{ "cpus", required_argument, NULL, LONG_ONLY },
 	{ "serial", required_argument, NULL, LONG_ONLY },
 	{ "pit", no_argument, NULL, LONG_ONLY },
+	{ "testdev", no_argument, NULL, LONG_ONLY },
 	DEVICE_TYPES(DEVICE_OPTION) /* --rng, --disk, ...: one per device type */
 	{ "kvm-device", required_argument, NULL, LONG_ONLY },
 	{ "cpu-pin", required_argument, NULL, LONG_ONLY },

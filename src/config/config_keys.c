@@ -219,6 +219,7 @@ static const struct config_key keys[] = {
 	NUM("cpus", cpus),
 	{ "serial", CONFIG_STRING, 0, set_serial, NULL, offsetof(struct run_config, serial), NULL },
 	FLAG("pit", vm.pit),
+	FLAG("testdev", vm.testdev),
 	DEVICE_TYPES(DEV) /* one key per device type, in slot order */
 	STR("kvm-device", kvm_device, CONFIG_KVM_DEVICE),
 	{ "cpu-pin", CONFIG_STRING, 0, NULL, get_cpu_pin, offsetof(struct run_config, cpu_pin), NULL },

@@ -30,7 +30,10 @@ static const char usage_head[] =
 	"                     mode on a terminal, Ctrl-a x quits with status 130),\n"
 	"                     socket=PATH (a new unix socket: msivm waits for one client\n"
 	"                     before the guest boots; it is COM1 both ways), off\n"
-	"  --pit              create the in-kernel i8254 PIT\n";
+	"  --pit              create the in-kernel i8254 PIT\n"
+	"  --testdev          kvm-unit-tests' devices: fw_cfg (0x510), pc-testdev (0xe0-0xeb,\n"
+	"                     IRQ lines 0x2000-0x2017, MMIO 0xff000000) and QEMU's\n"
+	"                     debug-exit status ((V << 1) | 1); not for production VMs\n";
 
 static const char usage_devices[] =
 	"  every device also takes: irq=msix|msix-shared|msi|intx,\n"

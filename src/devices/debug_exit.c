@@ -7,6 +7,8 @@ static void debug_exit_write(void *opaque, uint64_t offset, const void *data, ui
 {
 	const struct debug_exit *d = opaque;
 	int status = ((const uint8_t *)data)[0];
+	if (d->qemu_status)
+		status = ((status << 1) | 1) & 0xff;
 	log_debug("debug-exit: guest wrote %d", status);
 	d->request_exit(d->opaque, status);
 }

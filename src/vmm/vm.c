@@ -26,6 +26,7 @@
 #include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_control.h"
+#include "vmm/vm_testdev.h"
 #include "util/clock.h"
 
 #define TSS_ADDR 0xfffbd000UL /* three pages at the top of the MMIO hole */
@@ -309,7 +310,8 @@ static int setup_devices(struct vm *vm, struct error *err)
 	    (ret = serial_input_init(&vm->serial_in, &vm->com1, vm->cfg.serial_in_fd,
 				     vm->cfg.serial_escape, &vm->loop, serial_quit, vm, err)))
 		return ret;
-	vm->dbg = (struct debug_exit){ debug_exit_stop, vm };
+	vm->dbg = (struct debug_exit){ .request_exit = debug_exit_stop, .opaque = vm,
+				      .qemu_status = vm->cfg.testdev };
 	vm->panic = (struct pvpanic){ .on_panic = guest_panicked, .opaque = vm };
 	struct power_sink sink = { power_request, vm };
 	vm->pm.sink = sink;
@@ -375,6 +377,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 		return error_set(err, ret, "cannot create the pause lock: %s", strerror(-ret));
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
 	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
+	    (ret = vm_testdev_create(vm, err)) ||
 	    (ret = pci_devices_create(vm, err)) || (ret = setup_vcpus(vm, err))) {
 		vm_destroy(vm);
 		return ret;
@@ -393,6 +396,7 @@ void vm_destroy(struct vm *vm)
 		vm->vcpus = NULL;
 	}
 	pci_devices_destroy(vm);
+	vm_testdev_destroy(vm);
 	if (vm->com1_ready) {
 		serial_input_destroy(&vm->serial_in);
 		uart8250_destroy(&vm->com1);

@@ -26,6 +26,7 @@
 #include "vmm/seccomp.h"
 
 struct vcpu;
+struct vm_testdev;
 
 #define VM_MAX_DEVICES 8
 
@@ -36,6 +37,7 @@ struct vm_config {
 	int mem_fd;             /* the open --mem-file (run_vm.c opens it once); only with mem_file */
 	uint32_t ncpus;
 	bool pit;               /* create the in-kernel PIT */
+	bool testdev;           /* --testdev: kvm-unit-tests' devices (vmm/vm_testdev.c) and QEMU's debug-exit status */
 	int serial_fd;          /* where COM1 output goes (-1: nowhere) */
 	int serial_in_fd;       /* what COM1 receives (-1: nothing), e.g. the terminal */
 	bool serial_escape;     /* Ctrl-a x on serial_in_fd stops the VM */
@@ -113,6 +115,7 @@ struct vm {
 	struct uart8250 com1;
 	struct serial_input serial_in;
 	struct debug_exit dbg;
+	struct vm_testdev *testdev; /* --testdev's devices, NULL without it */
 	struct pvpanic panic;      /* port 0x505: the guest's panic event */
 	struct acpi_pm pm;         /* FADT sleep control/status and reset registers */
 	struct i8042 kbc;          /* reset pulse only */

@@ -57,6 +57,26 @@ static void test_four_byte_write_uses_low_byte(void **state)
 	assert_int_equal(log.status, 3);
 }
 
+/* --testdev: QEMU's isa-debug-exit status, (V << 1) | 1, as kvm-unit-tests' runner expects. */
+static void test_qemu_status(void **state)
+{
+	struct exit_log log = { .status = -1 };
+	struct debug_exit d = { .request_exit = record_exit, .opaque = &log, .qemu_status = true };
+	uint32_t v = 0;
+	debug_exit_ops.write(&d, 0, &v, 4);
+	assert_int_equal(log.status, 1);   /* kvm-unit-tests: all passed */
+	v = 1;
+	debug_exit_ops.write(&d, 0, &v, 4);
+	assert_int_equal(log.status, 3);   /* a failure */
+	v = 0x7f;
+	debug_exit_ops.write(&d, 0, &v, 1);
+	assert_int_equal(log.status, 0xff);
+	v = 0x180;                          /* low byte 0x80: (0x80 << 1 | 1) & 0xff, as QEMU's exit() */
+	debug_exit_ops.write(&d, 0, &v, 2);
+	assert_int_equal(log.status, 1);
+	assert_int_equal(log.calls, 4);
+}
+
 static void test_two_byte_write_uses_low_byte(void **state)
 {
 	struct exit_log log = { .status = -1 };
@@ -94,6 +114,7 @@ int main(void)
 		cmocka_unit_test(test_one_byte_write_requests_exit_with_value),
 		cmocka_unit_test(test_zero_is_a_status_of_its_own),
 		cmocka_unit_test(test_four_byte_write_uses_low_byte),
+		cmocka_unit_test(test_qemu_status),
 		cmocka_unit_test(test_two_byte_write_uses_low_byte),
 		cmocka_unit_test(test_write_through_bus_at_port),
 	};

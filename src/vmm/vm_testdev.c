@@ -1,0 +1,55 @@
+/* --testdev: fw_cfg and pc-testdev built and put on the port and MMIO buses. */
+#include "vmm/vm_testdev.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irq/irqchip.h"
+#include "vmm/vm_state.h"
+
+int vm_testdev_create(struct vm *vm, struct error *err)
+{
+	if (!vm->cfg.testdev)
+		return 0;
+	struct vm_testdev *t = calloc(1, sizeof(*t));
+	if (!t)
+		return error_set(err, -ENOMEM, "out of memory for the test devices");
+	vm->testdev = t;
+	int ret = fw_cfg_init(&t->fw, vm->cfg.mem_size,
+			      (uint16_t)(vm->cfg.ncpus > UINT16_MAX ? UINT16_MAX : vm->cfg.ncpus));
+	if (ret)
+		return error_set(err, ret, "cannot set up fw_cfg: %s", strerror(-ret));
+	t->fw_ready = true;
+	struct irq_line lines = { irqchip_set_level, &vm->vm_fd, 0 };
+	if ((ret = pc_testdev_init(&t->pc, &vm->mem, lines)))
+		return error_set(err, ret, "cannot set up pc-testdev: %s", strerror(-ret));
+	t->pc_ready = true;
+	if ((ret = bus_register(&vm->pio, FW_CFG_PORT, FW_CFG_SIZE, &fw_cfg_ops, &t->fw,
+				"fw_cfg")) ||
+	    (ret = bus_register(&vm->pio, PC_TESTDEV_IOPORT, 4, &pc_testdev_ioport_ops, &t->pc,
+				"pc-testdev-ioport")) ||
+	    (ret = bus_register(&vm->pio, PC_TESTDEV_FLUSH, 4, &pc_testdev_flush_ops, &t->pc,
+				"pc-testdev-flush-page")) ||
+	    (ret = bus_register(&vm->pio, PC_TESTDEV_IOPORT_BYTE, 4, &pc_testdev_ioport_ops,
+				&t->pc, "pc-testdev-ioport-byte")) ||
+	    (ret = bus_register(&vm->pio, PC_TESTDEV_IRQ, PC_TESTDEV_IRQ_LINES,
+				&pc_testdev_irq_ops, &t->pc, "pc-testdev-irq-line")) ||
+	    (ret = bus_register(&vm->mmio, PC_TESTDEV_IOMEM, PC_TESTDEV_IOMEM_LEN,
+				&pc_testdev_iomem_ops, &t->pc, "pc-testdev-iomem")))
+		return error_set(err, ret, "cannot register the test devices: %s", strerror(-ret));
+	return 0;
+}
+
+void vm_testdev_destroy(struct vm *vm)
+{
+	struct vm_testdev *t = vm->testdev;
+	if (!t)
+		return;
+	if (t->pc_ready)
+		pc_testdev_destroy(&t->pc);
+	if (t->fw_ready)
+		fw_cfg_destroy(&t->fw);
+	free(t);
+	vm->testdev = NULL;
+}

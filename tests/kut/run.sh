@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# kvm-unit-tests x86 under msivm and under QEMU on the same KVM, one table (docs/kut.md).
+#
+#   tests/kut/run.sh [--nested] [--vmm both|msivm|qemu] [ENTRY...]     (make check-kut)
+#
+# Builds the suite (../shared/kvm-unit-tests, unmodified) into build/kut/kvm-unit-tests once, then
+# runs the suite's own harness (run_tests.sh: x86/unittests.cfg's smp, extra_params, arch, accel,
+# groups, timeout; x86/run's QEMU command line) twice: with QEMU, and with QEMU=tests/kut/qemu-msivm
+# (msivm behind that command line). Prints one line per entry (QEMU's verdict, msivm's, the first
+# line where their logs differ) and last `N passed, N failed` for msivm. Exit 1 if an entry QEMU
+# passes is not passed by msivm and is not in tests/kut/known-differences (entry, reason).
+# --nested: the same inside the nested rig (scripts/nested/run.sh, under flock
+# /tmp/msivm-nested.lock): a hardware-style KVM for the interrupt and instruction entries.
+# Results: build/kut/<kind of KVM>/{qemu,msivm}.results and their logs (build/kut/pvm/, .../hardware/).
+# Environment: KUT_SRC (the tarball), KUT_TIMEOUT (per-entry timeout overriding unittests.cfg's),
+# KUT_NESTED_SMP (nested host vCPUs, default 2), KUT_NESTED_TIMEOUT (s, default 3600).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+src=${KUT_SRC:-$top/../shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz}
+dir=$top/build/kut/kvm-unit-tests
+vmm=both nested=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--nested) nested=1; shift ;;
+	--vmm) vmm=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "run.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+entries=("$@")
+
+build_suite() {
+	if [ ! -f "$dir/x86/unittests.cfg" ]; then
+		[ -f "$src" ] || { echo "kut: no suite at $src (set KUT_SRC)" >&2; return 1; }
+		mkdir -p "$top/build/kut" && tar -xzf "$src" -C "$top/build/kut" || return 1
+	fi
+	if [ ! -f "$dir/x86/smptest.flat" ]; then
+		echo "kut: building kvm-unit-tests in $dir (about a minute)"
+		(cd "$dir" && ./configure >/dev/null && nice make -j2 >"$top/build/kut/build.log" 2>&1) ||
+			{ echo "kut: build failed, see build/kut/build.log" >&2; return 1; }
+	fi
+}
+
+build_suite || exit 1
+[ -x "${MSIVM:-$top/build/msivm}" ] || { echo "kut: build/msivm missing (make)" >&2; exit 1; }
+
+if [ -n "$nested" ]; then
+	exec flock /tmp/msivm-nested.lock "$top/scripts/nested/run.sh" --name kut \
+		--smp "${KUT_NESTED_SMP:-2}" --mem 4G --timeout "${KUT_NESTED_TIMEOUT:-3600}" -- \
+		"$here/run.sh" --vmm "$vmm" "${entries[@]}"
+fi
+
+host=$("${MSIVM:-$top/build/msivm}" host 2>/dev/null | head -n1)
+echo "kut: KVM here: $host"
+# Results of each kind of KVM apart: build/kut/pvm/, build/kut/hardware/ (the nested rig's).
+res=$top/build/kut/${host%%:*}
+mkdir -p "$res"
+# One pass of the suite's harness; its verdict lines go to $res/$1.results, logs to $res/$1/.
+pass() {
+	local name=$1; shift
+	local out=$res/$name
+	rm -rf "$out" "$out.old"
+	local t0=$SECONDS
+	(cd "$dir" && env "$@" unittest_log_dir="$out" ${KUT_TIMEOUT:+TIMEOUT=$KUT_TIMEOUT} \
+		./run_tests.sh "${entries[@]}" 2>&1) | sed 's/\x1b\[[0-9;]*m//g' > "$out.results"
+	echo "kut: $name: $((SECONDS - t0)) s, $(grep -c '^PASS' "$out.results") PASS, $(grep -c '^FAIL' "$out.results") FAIL, $(grep -c '^SKIP' "$out.results") SKIP"
+}
+case "$vmm" in both|qemu) pass qemu ;; esac
+case "$vmm" in both|msivm) pass msivm QEMU="$here/qemu-msivm" MSIVM="${MSIVM:-$top/build/msivm}" ;; esac
+exec "$here/table.sh" "$res" "$dir/x86/unittests.cfg" "$here/known-differences"

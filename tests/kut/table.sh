@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The kut table: per unittests.cfg entry, QEMU's and msivm's verdicts (from run.sh's passes in
+# DIR/qemu.results, DIR/msivm.results) and the first line where their logs differ (numbers
+# masked); then `N passed, N failed` for msivm. Exit 1 if QEMU passes an entry that msivm does
+# not and KNOWN (lines "entry<TAB>reason") does not name it.
+#   tests/kut/table.sh DIR UNITTESTS_CFG KNOWN
+set -u
+dir=$1 cfg=$2 known=$3
+verdict() { # file entry -> PASS/FAIL/SKIP/- and its reason
+	local l
+	l=$(grep -E "^(PASS|FAIL|SKIP) $2( |$)" "$1" 2>/dev/null | head -n1)
+	[ -n "$l" ] || { echo "-"; return; }
+	echo "$l"
+}
+firstdiff() { # the first differing line of the two logs, past the command line
+	local a=$dir/qemu/$1.log b=$dir/msivm/$1.log
+	[ -f "$a" ] && [ -f "$b" ] || return
+	diff <(sed '1d;s/[0-9][0-9]*/#/g' "$a" | grep -v '^$') <(sed '1d;s/[0-9][0-9]*/#/g' "$b" | grep -v '^$') |
+		grep -m1 '^[<>]' | cut -c1-100
+}
+pass=0 fail=0 skip=0 bad=()
+printf '%-28s %-6s %-6s %s\n' entry QEMU msivm "first differing line (< QEMU, > msivm) / reason"
+for e in $(sed -n 's/^\[\(.*\)\]$/\1/p' "$cfg"); do
+	q=$(verdict "$dir/qemu.results" "$e") m=$(verdict "$dir/msivm.results" "$e")
+	[ "$q" = - ] && [ "$m" = - ] && continue
+	qv=${q%% *} mv=${m%% *}
+	case "$mv" in PASS) pass=$((pass + 1)) ;; FAIL) fail=$((fail + 1)) ;; SKIP) skip=$((skip + 1)) ;; esac
+	note=
+	if [ "$qv" != "$mv" ] || [ "$qv" = FAIL ]; then
+		note=$(firstdiff "$e")
+		[ -n "$note" ] || note=${m#* $e }
+	fi
+	if [ "$qv" = PASS ] && [ "$mv" != PASS ]; then
+		reason=$(awk -F'\t' -v e="$e" '$1 == e { print $2 }' "$known" 2>/dev/null)
+		if [ -n "$reason" ]; then note="known: $reason"; else bad+=("$e"); fi
+	fi
+	printf '%-28s %-6s %-6s %s\n' "$e" "$qv" "$mv" "$note"
+done
+echo "msivm: $skip skipped"
+[ ${#bad[@]} -eq 0 ] || echo "QEMU passes, msivm does not, not in $(basename "$known"): ${bad[*]}"
+echo "$pass passed, $fail failed"
+[ ${#bad[@]} -eq 0 ]
