@@ -4,7 +4,7 @@
 # side, the lab draws its charts with gnuplot, and check-linux's distro image comes from debootstrap. The lab's HTML report is checked in a headless chromium.
 set -euo pipefail
 
-pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev liburing-dev clang libclang-rt-14-dev libseccomp-dev libmicrohttpd-dev nettle-dev jq util-linux coreutils man-db groff-base python3
+pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev liburing-dev clang libclang-rt-14-dev libseccomp-dev libmicrohttpd-dev nettle-dev jq util-linux coreutils man-db groff-base python3 curl
 	qemu-system-x86 time gnuplot-nox librsvg2-bin iproute2 iputils-ping perl acpica-tools
 	debootstrap e2fsprogs chromium)
 

@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "config/config_cli.h"
 #include "config/config_print.h"
+#include "fc/fc.h"
 #include "run/run_vm.h"
 #include "util/log.h"
 #include "vmm/kvm_host.h"
@@ -127,8 +128,19 @@ static int cmd_lab(char **argv)
 	return EXIT_MSIVM_ERROR;
 }
 
+/* The name msivm was started under, without its directory. */
+static const char *program_name(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+	return slash ? slash + 1 : argv0 ? argv0 : "";
+}
+
 int main(int argc, char **argv)
 {
+	/* Started as "firecracker" (a symlink an engine's path= points at, or the copy Firecracker's
+	 * jailer makes under the name it was given, as "firecracker-v1.10.0"): Firecracker's mode. */
+	if (!strncmp(program_name(argv[0]), "firecracker", strlen("firecracker")))
+		return fc_main(argc, argv, exit_status_of);
 	if (argc < 2) {
 		config_usage_print(stderr);
 		return EXIT_MSIVM_ERROR;
@@ -150,6 +162,8 @@ int main(int argc, char **argv)
 		return cmd_lab(argv + 1);
 	if (!strcmp(cmd, "remote"))
 		return api_client_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "firecracker"))
+		return fc_main(argc - 1, argv + 1, exit_status_of);
 	if (!strcmp(cmd, "host"))
 		return cmd_host(argc - 1, argv + 1);
 	fprintf(stderr, "msivm: unknown command '%s' (see msivm --help)\n", cmd);

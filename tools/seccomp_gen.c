@@ -12,7 +12,7 @@
 
 static const char *const kind_ids[SECCOMP_NKINDS] = {
 	[SECCOMP_BASELINE] = "baseline", [SECCOMP_VCPU] = "vcpu", [SECCOMP_IO] = "io",
-	[SECCOMP_CONTROL] = "control", [SECCOMP_API] = "api",
+	[SECCOMP_CONTROL] = "control", [SECCOMP_API] = "api", [SECCOMP_FC_API] = "fc_api",
 };
 static const char *const mode_ids[2] = { "trap", "log" };
 

@@ -9,6 +9,13 @@
 
 struct vm;
 
+/* One reply: an HTTP status and a JSON body (malloc'd, the caller frees; NULL: no body, as a
+ * 204 has none). */
+struct api_reply {
+	unsigned status;
+	char *body;
+};
+
 /* What the API acts on. `vm` changes at every guest reboot (main.c builds a
  * new struct vm per boot) and is NULL between boots; `lock` guards it and is
  * held while a request uses the VM, so main.c takes it to swap or clear. */
@@ -19,19 +26,19 @@ struct api_target {
 	const char *config_json;  /* the effective configuration as JSON, or NULL */
 	int dump_dir;             /* --dump-on-crash's directory (PUT /vm/dump writes there), or -1 */
 	unsigned dumps;           /* dumps written on request so far */
+	/* A second route table served first (Firecracker's, src/fc): returns 1 when it answered
+	 * *r, 0 to leave the request to msivm's own table. Called without `lock`. NULL: none. */
+	int (*front)(struct api_target *t, const char *method, const char *url, const char *body,
+		     size_t len, struct api_reply *r);
+	void *front_ctx;          /* the front table's own state */
+	size_t max_body;          /* request bodies above this are refused; 0: API_MAX_BODY */
 };
 
 /* Points the API at `vm` (boot number `boot`), or at nothing (NULL) while
  * the VM is between boots; waits for a request using the old one. */
 void api_set_vm(struct api_target *t, struct vm *vm, unsigned boot);
 
-#define API_MAX_BODY 4096     /* request bodies above this get 413 */
-
-/* One reply: an HTTP status and a JSON body (malloc'd, the caller frees). */
-struct api_reply {
-	unsigned status;
-	char *body;
-};
+#define API_MAX_BODY 4096     /* request bodies above this get 413 (400 with a front table) */
 
 /* Serves one request: `method` and `url` as received, `body` of `len` bytes
  * (the API's requests carry none; a body over API_MAX_BODY is refused by
@@ -49,6 +56,11 @@ struct api_reply {
 void api_route(struct api_target *t, const char *method, const char *url, const char *body,
 	       size_t len, struct api_reply *r);
 
+/* msivm's own table alone (api_route without the front table): what a front table calls to
+ * act through msivm's controls. Same contract as api_route. */
+void api_route_own(struct api_target *t, const char *method, const char *url, const char *body,
+		   size_t len, struct api_reply *r);
+
 struct api_server;
 
 /* Creates the unix socket `path` (mode 0600; refused if `path` exists) and
@@ -59,7 +71,8 @@ int api_server_start(struct api_server **out, const char *path, struct api_targe
 		     int seccomp, struct error *err);
 
 /* Starts the API thread ("msivm-api", with its seccomp filter unless
- * SECCOMP_OFF). Call after the jail and the process filter. Returns 0 or -errno. */
+ * SECCOMP_OFF). Call after the jail and the process filter. Returns 0 (also when the thread
+ * runs already) or -errno. */
 int api_server_run(struct api_server *s, struct error *err);
 
 /* The libmicrohttpd daemon behind `s`, for tests and the fuzzer that drive it

@@ -270,6 +270,15 @@ void api_route(struct api_target *t, const char *method, const char *url, const 
 	       size_t len, struct api_reply *r)
 {
 	*r = (struct api_reply){ 0 };
+	if (t->front && t->front(t, method, url, body, len, r))
+		return;
+	api_route_own(t, method, url, body, len, r);
+}
+
+void api_route_own(struct api_target *t, const char *method, const char *url, const char *body,
+		   size_t len, struct api_reply *r)
+{
+	*r = (struct api_reply){ 0 };
 	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
 	bool known = !strcmp(url, "/vm") || !strcmp(url, "/metrics") || is_put_path(url);
 	if (!known) {

@@ -38,19 +38,27 @@ struct api_server {
 struct api_request {
 	size_t len;
 	bool too_big;
-	char body[API_MAX_BODY];
+	char *body;               /* up to the target's limit, allocated with the first byte */
 };
+
+static size_t body_limit(const struct api_server *s)
+{
+	return s->target->max_body ? s->target->max_body : API_MAX_BODY;
+}
 
 static enum MHD_Result respond(const struct mhd_lib *m, struct MHD_Connection *c, unsigned status,
 			       char *body)
 {
-	struct MHD_Response *resp =
-		m->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = m->create_response_from_buffer(body ? strlen(body) : 0,
+								   body ? body : (char *)"",
+								   body ? MHD_RESPMEM_MUST_FREE
+									: MHD_RESPMEM_PERSISTENT);
 	if (!resp) {
 		free(body);
 		return MHD_NO;
 	}
-	m->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	if (body)
+		m->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	enum MHD_Result r = m->queue_response(c, status, resp);
 	m->destroy_response(resp);
 	return r;
@@ -82,9 +90,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*data_size) {
-		if (*data_size > sizeof(rq->body) - rq->len)
+		if (!rq->body && !rq->too_big && !(rq->body = malloc(body_limit(s))))
+			return MHD_NO;
+		if (*data_size > body_limit(s) - rq->len)
 			rq->too_big = true;
-		else
+		else if (!rq->too_big)
 			memcpy(rq->body + rq->len, data, *data_size);
 		rq->len += rq->too_big ? 0 : *data_size;
 		*data_size = 0;
@@ -98,8 +108,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(msg, sizeof(msg), "{\"error\":\"uid %d may not use this VM's API\"}", (int)uid);
 		return respond(s->mhd, c, MHD_HTTP_FORBIDDEN, strdup(msg));
 	}
+	if (rq->too_big && s->target->front) { /* Firecracker's answer to a payload over its limit */
+		snprintf(msg, sizeof(msg), "{\"fault_message\":\"Request payload with size over %zu "
+			 "bytes is larger than the limit of %zu allowed by server.\"}", body_limit(s),
+			 body_limit(s));
+		log_info("API: %s %s -> 400 (body over %zu bytes)", method, url, body_limit(s));
+		return respond(s->mhd, c, MHD_HTTP_BAD_REQUEST, strdup(msg));
+	}
 	if (rq->too_big) {
-		snprintf(msg, sizeof(msg), "{\"error\":\"request body over %d bytes\"}", API_MAX_BODY);
+		snprintf(msg, sizeof(msg), "{\"error\":\"request body over %zu bytes\"}", body_limit(s));
 		return respond(s->mhd, c, MHD_HTTP_CONTENT_TOO_LARGE, strdup(msg));
 	}
 	struct api_reply r;
@@ -111,7 +128,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
-	free(*con_cls);
+	struct api_request *rq = *con_cls;
+	if (rq)
+		free(rq->body);
+	free(rq);
 	*con_cls = NULL;
 }
 
@@ -128,7 +148,8 @@ static void *api_thread(void *arg)
 	struct api_server *s = arg;
 	pthread_setname_np(pthread_self(), "msivm-api");
 	struct error err;
-	if (seccomp_install(SECCOMP_API, s->seccomp, "msivm-api", &err)) {
+	if (seccomp_install(s->target->front ? SECCOMP_FC_API : SECCOMP_API, s->seccomp,
+			    "msivm-api", &err)) {
 		log_err("API thread: %s; the API is off", err.msg);
 		return NULL;
 	}
@@ -205,6 +226,8 @@ struct MHD_Daemon *api_server_mhd(struct api_server *s)
 
 int api_server_run(struct api_server *s, struct error *err)
 {
+	if (s->running)
+		return 0;
 	int ret = -pthread_create(&s->thread, NULL, api_thread, s);
 	if (ret)
 		return error_set(err, ret, "cannot start the API thread: %s", strerror(-ret));

@@ -11,6 +11,8 @@ static const char usage_head[] =
 	"       msivm lab [options]   (the interrupt-mode experiments; msivm lab --help)\n"
 	"       msivm remote --api-socket PATH COMMAND   (drive a running msivm; --help)\n"
 	"       msivm host   (which KVM this host offers: hardware, pvm or none)\n"
+	"       msivm firecracker [Firecracker's options]   (msivm in Firecracker's place: its\n"
+	"                     command line, --config-file and API; also as 'firecracker'; --help)\n"
 	"       msivm --help | --version\n"
 	"\n"
 	"msivm run: boot a kernel (a PVH ELF, a multiboot v1 ELF32 or a Linux bzImage) in a\n"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* readonly and num_queues are cloud-hypervisor's spellings. */
@@ -118,6 +119,37 @@ static void *blk_create(const struct device_env *env, const struct vm_device_spe
 	return b;
 }
 
+/* The same file still (a path opened again whose inode did not change) is measured again;
+ * another file is opened (a bind mount over the path, a new path) and swapped in. Either way
+ * the driver gets a configuration-change interrupt. */
+static int blk_replace(void *dev, const struct vm_device_spec *spec, const char *path,
+		       struct error *err)
+{
+	struct virtio_blk *b = dev;
+	struct stat now, was;
+	if (stat(path, &now))
+		return error_set(err, -errno, "cannot open disk image '%s': %s", path, strerror(errno));
+	if (!fstat(b->be->fd, &was) && was.st_dev == now.st_dev && was.st_ino == now.st_ino) {
+		pthread_mutex_lock(&b->pci.lock);
+		int ret = blk_backend_refresh_size(b->be);
+		if (ret >= 0)
+			virtio_pci_config_changed(&b->pci);
+		pthread_mutex_unlock(&b->pci.lock);
+		return ret < 0 ? error_set(err, ret, "disk image '%s': cannot read its size: %s", path,
+					   strerror(-ret)) : 0;
+	}
+	const struct virtio_blk_opts *o = &spec->blk;
+	struct blk_open_cfg oc = { .path = path, .ro = o->ro, .engine = o->engine,
+				   .depth = (unsigned)o->queues * VIRTIO_BLK_QUEUE_SIZE };
+	struct blk_backend *be, *old = NULL;
+	int ret = blk_backend_open(&be, &oc, err);
+	if (ret)
+		return ret;
+	ret = virtio_blk_swap_backend(b, be, &old, err);
+	blk_backend_close(ret ? be : old);
+	return ret;
+}
+
 static void blk_destroy(void *dev)
 {
 	virtio_blk_destroy(dev);
@@ -193,4 +225,5 @@ const struct device_type blk_device_type = {
 	.print_stats = blk_print,
 	.stats_json = blk_json,
 	.host_event = blk_host_event,
+	.replace = blk_replace,
 };

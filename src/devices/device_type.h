@@ -99,6 +99,12 @@ struct device_type {
 	/* Re-reads what DEVICE_EV_* `ev` says changed on the host: 1 when the device changed,
 	 * 0 when not, -1 when the event is not its kind. NULL: no host events. */
 	int (*host_event)(void *dev, unsigned ev);
+	/* Opens `path` in place of the device's host file (a disk's image: Firecracker's PATCH
+	 * /drives), with spec's other options, and tells the guest. The caller parked the vCPUs and
+	 * the I/O thread. Returns 0 or -errno with a message (the old file is then kept). NULL: the
+	 * type has no such file. */
+	int (*replace)(void *dev, const struct vm_device_spec *spec, const char *path,
+		       struct error *err);
 };
 
 /* A device of a VM: its type, the device and its transport. */

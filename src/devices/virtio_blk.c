@@ -482,3 +482,28 @@ void virtio_blk_destroy(struct virtio_blk *b)
 			b->req_chunks[q][c] = NULL;
 		}
 }
+
+int virtio_blk_swap_backend(struct virtio_blk *b, struct blk_backend *be,
+			    struct blk_backend **old, struct error *err)
+{
+	pthread_mutex_lock(&b->pci.lock);
+	int ret = 0;
+	if (b->loop && be->event_fd >= 0) {
+		b->io_handler = (struct evloop_handler){ on_io_event, b };
+		ret = evloop_add(b->loop, be->event_fd, EPOLLIN, &b->io_handler);
+	}
+	if (ret) {
+		pthread_mutex_unlock(&b->pci.lock);
+		return error_set(err, ret, "%s: epoll: %s", b->name, strerror(-ret));
+	}
+	if (b->io_registered)
+		evloop_del(b->loop, b->be->event_fd);
+	b->io_registered = b->loop && be->event_fd >= 0;
+	log_info("%s: image replaced (%" PRIu64 " -> %" PRIu64 " bytes); telling the driver",
+		 b->name, b->be->size, be->size);
+	*old = b->be;
+	b->be = be;
+	virtio_pci_config_changed(&b->pci);
+	pthread_mutex_unlock(&b->pci.lock);
+	return 0;
+}

@@ -143,6 +143,14 @@ int virtio_blk_resize(struct virtio_blk *b);
 
 void virtio_blk_destroy(struct virtio_blk *b);
 
+/* Puts the opened backend `be` in place of the disk's and returns the old one in *old (the
+ * caller closes it), then tells the driver the new capacity with a configuration-change
+ * interrupt (every interrupt mode), whether or not the size changed. The I/O thread must be
+ * parked with no request in flight (vm_io_park). Takes the transport lock. Returns 0 or -errno
+ * with a message (be is then not taken). */
+int virtio_blk_swap_backend(struct virtio_blk *b, struct blk_backend *be,
+			    struct blk_backend **old, struct error *err);
+
 /* Limits the disk's requests (bytes/s, requests/s) from now on. Returns 0
  * or -errno with a message. */
 int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,

@@ -331,33 +331,54 @@ static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct 
 	return not_started();
 }
 
-struct run_outcome run_vm(struct run_config *c)
+struct run_outcome run_vm_served(struct run_config *c, struct api_target *api,
+				 struct api_server *api_srv)
 {
 	struct host_ends h = { .log_fd = -1, .dump_dir = -1 };
-	jail_note_inherited(&c->jail); /* before msivm opens anything of its own */
+	bool served = api != NULL; /* the caller's server: it stays up after the run */
+	if (!served) /* before msivm opens anything of its own (a caller with a server did it) */
+		jail_note_inherited(&c->jail);
 	struct vm *vm = NULL;
 	struct run_outcome out = not_started();
-	struct api_target api = { .lock = PTHREAD_MUTEX_INITIALIZER, .dump_dir = -1 };
-	struct api_server *api_srv = NULL;
+	struct api_target own = { .lock = PTHREAD_MUTEX_INITIALIZER, .dump_dir = -1 };
 	char *config_json = NULL; /* GET /vm shows what --print-config prints */
 	struct error err = { "" };
+	if (!served)
+		api = &own;
 	if (!open_ends(c, &h)) {
 		close_ends(c, &h);
 		return out;
 	}
-	api.dump_dir = h.dump_dir;
 	if (!(vm = calloc(1, sizeof(*vm))))
 		error_set(&err, -ENOMEM, "out of memory");
-	else if (c->api_socket && (!(api.config_json = config_json = config_print(c, &err)) ||
-				   api_server_start(&api_srv, c->api_socket, &api, c->vm.seccomp, &err)))
+	else if ((c->api_socket || served) &&
+		 !(config_json = config_print(c, &err)))
 		; /* err says why */
-	else
-		out = boot_loop(c, vm, &api, api_srv, &h, &err);
-	api_server_stop(api_srv);
+	else if (!served && c->api_socket &&
+		 api_server_start(&api_srv, c->api_socket, api, c->vm.seccomp, &err))
+		; /* err says why */
+	else {
+		pthread_mutex_lock(&api->lock);
+		api->dump_dir = h.dump_dir;
+		api->config_json = config_json;
+		pthread_mutex_unlock(&api->lock);
+		out = boot_loop(c, vm, api, api_srv, &h, &err);
+		pthread_mutex_lock(&api->lock);
+		api->dump_dir = -1;
+		api->config_json = NULL;
+		pthread_mutex_unlock(&api->lock);
+	}
+	if (!served)
+		api_server_stop(api_srv);
 	free(config_json);
 	if (out.end == RUN_NOT_STARTED || out.end == RUN_VMM_FAILED)
 		fprintf(stderr, "msivm: %s\n", err.msg);
 	free(vm);
 	close_ends(c, &h);
 	return out;
+}
+
+struct run_outcome run_vm(struct run_config *c)
+{
+	return run_vm_served(c, NULL, NULL);
 }

@@ -29,4 +29,16 @@ struct run_outcome {
  */
 struct run_outcome run_vm(struct run_config *c);
 
+struct api_target;
+struct api_server;
+
+/* run_vm with an API server the caller started and keeps (Firecracker mode: its socket serves
+ * before the VM exists and after it ends): `api` gets each boot's VM, the configuration JSON
+ * and the dump directory for the run; the server's thread is started at the first boot if it
+ * is not running yet. c->api_socket is not opened again, and c->jail's inherited descriptors
+ * are the caller's to note (jail_note_inherited, before it opened anything). With api NULL it
+ * is run_vm. */
+struct run_outcome run_vm_served(struct run_config *c, struct api_target *api,
+				 struct api_server *api_srv);
+
 #endif

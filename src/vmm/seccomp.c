@@ -117,7 +117,7 @@ int seccomp_signals_init(void)
 
 static const char *const kind_names[] = {
 	[SECCOMP_BASELINE] = "main", [SECCOMP_VCPU] = "vcpu", [SECCOMP_IO] = "io",
-	[SECCOMP_CONTROL] = "control", [SECCOMP_API] = "api",
+	[SECCOMP_CONTROL] = "control", [SECCOMP_API] = "api", [SECCOMP_FC_API] = "fc-api",
 };
 
 int seccomp_install(enum seccomp_kind kind, enum seccomp_mode mode, const char *name,

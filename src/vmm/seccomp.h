@@ -19,8 +19,11 @@ enum seccomp_kind {
 	SECCOMP_IO,       /* event loop: kicks, backends, timers, interrupts */
 	SECCOMP_CONTROL,  /* signals */
 	SECCOMP_API,      /* the API socket: accept, HTTP, VM controls */
+	SECCOMP_FC_API,   /* Firecracker mode's API socket: started before the VM (so without the
+			   * baseline), it also opens what PATCH /drives, the logger and metrics
+			   * name and builds a disk's backend as the main thread does */
 };
-#define SECCOMP_NKINDS (SECCOMP_API + 1)
+#define SECCOMP_NKINDS (SECCOMP_FC_API + 1)
 
 /* Parses "on", "log" or "off". Returns 0 or -EINVAL. */
 int seccomp_mode_parse(const char *s, enum seccomp_mode *out);

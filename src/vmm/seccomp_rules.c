@@ -152,7 +152,15 @@ int seccomp_rules_build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		ret = allow_calls(ctx, runtime_calls, N(runtime_calls));
 	if (!ret)
 		ret = allow_ioctls(ctx, device_ioctls, N(device_ioctls));
-	if (!ret && kind == SECCOMP_API) {
+	if (!ret && kind == SECCOMP_FC_API) {
+		ret = allow_calls(ctx, setup_calls, N(setup_calls));
+		if (!ret)
+			ret = allow_ioctls(ctx, setup_ioctls, N(setup_ioctls));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+					       SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	}
+	if (!ret && (kind == SECCOMP_API || kind == SECCOMP_FC_API)) {
 		/* Connections on the API socket; pause (tgkill is in the runtime
 		 * list), the power button and live metrics. */
 		static const int api_calls[] = { SCMP_SYS(accept4), SCMP_SYS(shutdown),
@@ -171,7 +179,7 @@ int seccomp_rules_build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		ret = allow_calls(ctx, api_calls, N(api_calls));
 		if (!ret)
 			ret = allow_ioctls(ctx, api_ioctls, N(api_ioctls));
-		if (!ret)
+		if (!ret && kind == SECCOMP_API)
 			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
 					       SCMP_A2(SCMP_CMP_EQ, VM_DUMP_OPEN_FLAGS));
 	}

@@ -209,7 +209,8 @@ static void *vcpu_thread(void *arg)
 	struct vcpu *cpu = arg;
 	struct vm *vm = cpu->vm;
 	char name[16];
-	snprintf(name, sizeof(name), "msivm-vcpu%u", cpu->id);
+	snprintf(name, sizeof(name), vm->cfg.fc_thread_names ? "fc_vcpu %u" : "msivm-vcpu%u",
+		 cpu->id);
 	pthread_setname_np(pthread_self(), name);
 	struct error err;
 	if (cpu_policy_apply_thread(&vm->cfg.cpu, (int)cpu->id, &err) ||

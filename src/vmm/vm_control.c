@@ -156,3 +156,21 @@ int vm_power_button(struct vm *vm)
 	int ret = power_button_press(vm->vm_fd);
 	return ret ? ret : 1;
 }
+
+int vm_device_replace(struct vm *vm, uint32_t dev, const char *path, struct error *err)
+{
+	if (dev >= vm->ndevs || !vm->devs[dev].type->replace)
+		return error_set(err, -EOPNOTSUPP, "device %u has no host file to replace", dev);
+	bool pause_for_it = !vm_is_paused(vm);
+	int ret = pause_for_it ? vm_pause(vm, err) : 0;
+	if (ret)
+		return ret == -ESHUTDOWN ? error_set(err, ret, "the VM is stopping") : ret;
+	ret = vm_io_park(vm, err);
+	if (!ret) {
+		ret = vm->devs[dev].type->replace(vm->devs[dev].dev, &vm->cfg.devices[dev], path, err);
+		vm_io_release(vm);
+	}
+	if (pause_for_it)
+		vm_resume(vm);
+	return ret;
+}

@@ -43,6 +43,14 @@ void vm_io_release(struct vm *vm);
 /* The I/O thread's handler of vm->park_fd (vm.c registers it): quiesces and parks. */
 void vm_io_park_handler(void *opaque, uint32_t events);
 
+/* Opens `path` in place of the host file of device `dev` (its index in vm->devs; a disk's
+ * image: Firecracker's PATCH /drives) with the vCPUs (paused for it unless paused already) and
+ * the I/O thread parked, so that requests in flight finish on the old file; the device tells
+ * the guest (a disk: a configuration-change interrupt with its new capacity). Returns 0,
+ * -EOPNOTSUPP when the device has no such file, -ESHUTDOWN when the VM is ending, or -errno
+ * with a message (the old file is then kept). Any thread but a vCPU's and the I/O thread. */
+int vm_device_replace(struct vm *vm, uint32_t dev, const char *path, struct error *err);
+
 /* Presses the guest's ACPI power button if the guest listens for it.
  * Returns 1 pressed, 0 the guest does not listen (nothing done), -errno. */
 int vm_power_button(struct vm *vm);

@@ -28,7 +28,9 @@
 struct vcpu;
 struct vm_testdev;
 
-#define VM_MAX_DEVICES 8
+/* Devices on the PCI bus: every slot but the host bridge's (Firecracker's PCI mode takes as
+ * many; Kata's Firecracker driver asks for 11: a root disk, 8 placeholder drives, vsock, a NIC). */
+#define VM_MAX_DEVICES 31
 
 struct vm_config {
 	const char *kvm_path;   /* normally "/dev/kvm" */
@@ -45,6 +47,8 @@ struct vm_config {
 	cpuid_hide_t cpuid_hide; /* CPUID features hidden from the guest */
 	enum seccomp_mode seccomp; /* filters of the vCPU, I/O and control threads */
 	uint32_t shutdown_timeout_ms; /* SIGINT/SIGTERM: power button, then hard stop after this (0: at once) */
+	bool fc_thread_names;   /* vCPU threads named "fc_vcpu N" as Firecracker's (Kata finds them
+				 * by that name), not "msivm-vcpuN" */
 	/* The operator's stop (SIGINT/SIGTERM, the API's shutdown) as its exit
 	 * status + 1, kept by the caller across guest reboots: a reset that wins
 	 * the race with the stop (the first reason recorded wins) must not

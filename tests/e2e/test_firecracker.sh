@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# End-to-end: msivm in Firecracker's place (msivm firecracker, or started as "firecracker"). Its
+# --version as Kata parses it; Firecracker's getting-started sequence with curl --unix-socket
+# (machine-config, boot-source, drives, network-interfaces, vsock, logger and metrics FIFOs,
+# InstanceStart, GET /, PATCH /vm, PATCH /drives, FlushMetrics, SendCtrlAltDel), every refusal a
+# 400 with a fault_message while the VM goes on; snapshot create and load in a new process;
+# --config-file and --no-api; SIGTERM ends it within 2 s leaving no socket.
+set -u
+here=$(dirname "$0")
+. "$here/lib.sh"
+
+SOCK=$TMP/fc.sock
+status=0 out="" err=""
+# api METHOD PATH [BODY]: one request; sets status (HTTP code) and out (the body).
+api() {
+	local args=(-s -o "$TMP/body" -w '%{http_code}' --max-time 20 --unix-socket "$SOCK" -X "$1")
+	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' -d "$3")
+	status=$(curl "${args[@]}" "http://localhost$2" 2>"$TMP/curl.err") || status=curl-failed
+	out=$(cat "$TMP/body" 2>/dev/null) err=$(cat "$TMP/curl.err")
+}
+# ok NAME METHOD PATH [BODY]: the request answers 204 with no body.
+ok() {
+	local name=$1
+	shift
+	api "$@"
+	[ "$status" = 204 ] && [ -z "$out" ] && pass "$name: 204" || fail "$name: want 204"
+}
+# refused NAME REGEX METHOD PATH [BODY]: 400 with a fault_message matching REGEX, and the VM
+# still in state $want_state afterwards.
+want_state=Running
+refused() {
+	local name=$1 re=$2 msg
+	shift 2
+	api "$@"
+	msg=$(jq -r .fault_message <<<"$out" 2>/dev/null)
+	if [ "$status" != 400 ] || ! grep -Eq -- "$re" <<<"$msg"; then
+		fail "$name: want 400 with a fault_message matching /$re/"
+		return
+	fi
+	api GET /
+	[ "$(jq -r .state <<<"$out")" = "$want_state" ] && pass "$name: 400 ($msg), the VM goes on" ||
+		fail "$name: the VM is no longer $want_state after the refusal"
+}
+# wait_file FILE REGEX [TENTHS]: until FILE matches (default 20 s).
+wait_file() {
+	local i=0
+	while ! grep -Eq -- "$2" "$1" 2>/dev/null; do
+		[ $i -ge "${3:-200}" ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# wait_sock: until the API socket exists (5 s).
+wait_sock() {
+	local i=0
+	while [ ! -S "$SOCK" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+# stop PID: SIGTERM, then how long it took (sets secs) and the exit status (sets status).
+stop() {
+	local t0 i=0
+	t0=$(date +%s%N)
+	kill -TERM "$1"
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1"
+	status=$?
+	secs=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# ---- --version, as Kata's Go driver reads it: the first line's second word, 'v' stripped, semver
+out=$("$MSIVM" firecracker --version) status=$?
+ver=$(head -1 <<<"$out" | cut -d' ' -f2)
+ver=${ver#v}
+if [ $status = 0 ] && [[ $ver =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] &&
+	{ [ "${BASH_REMATCH[1]}" -gt 0 ] || [ "${BASH_REMATCH[2]}" -gt 21 ]; } && grep -q msivm <<<"$out"; then
+	pass "--version: '$(head -1 <<<"$out")': semver $ver >= 0.21.1, and says msivm"
+else
+	fail "--version: the first line's second word is not a semver >= 0.21.1 naming msivm"
+fi
+ln -s "$(readlink -f "$MSIVM")" "$TMP/firecracker"
+out=$("$TMP/firecracker" --version) status=$?
+[ $status = 0 ] && [ "$(head -1 <<<"$out" | cut -d' ' -f2)" = "v$ver" ] &&
+	pass "started as 'firecracker' (a symlink), msivm is in Firecracker's mode" ||
+	fail "started as 'firecracker', --version differs"
+run firecracker --no-api
+expect "--no-api without --config-file is refused" 125 '' 'needs --config-file'
+run firecracker --api-sock "$SOCK" --frobnicate
+expect "an unknown option is refused" 125 '' "unknown option '--frobnicate'"
+
+# ---- the getting-started sequence over the API
+dd if=/dev/zero of="$TMP/rootfs" bs=1M count=1 2>/dev/null
+: >"$TMP/drive_0"
+dd if=/dev/zero of="$TMP/big" bs=1M count=2 2>/dev/null
+mkfifo -m 0600 "$TMP/log.fifo" "$TMP/metrics.fifo"
+cat "$TMP/log.fifo" >"$TMP/log" &
+logcat=$!
+cat "$TMP/metrics.fifo" >"$TMP/metrics" &
+metcat=$!
+netns=()
+tapok=0
+if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && unshare -n true 2>/dev/null; then
+	netns=(unshare -n) # a tap of its own, as Kata runs Firecracker in the pod's namespace
+	tapok=1
+fi
+"${netns[@]}" "$TMP/firecracker" --api-sock "$SOCK" --id e2e-vm >"$TMP/vm.out" 2>"$TMP/vm.err" &
+vm=$!
+wait_sock
+api GET /
+[ "$status" = 200 ] && [ "$(jq -c '[.id, .state, (.vmm_version|type), (.app_name|type)]' <<<"$out")" = \
+	'["e2e-vm","Not started","string","string"]' ] &&
+	pass "GET / before boot: {id, state: Not started, vmm_version, app_name}" ||
+	fail "GET / before boot"
+api GET /machine-config
+[ "$(jq -c '[.vcpu_count, .mem_size_mib]' <<<"$out")" = '[1,128]' ] &&
+	pass "GET /machine-config before any PUT: Firecracker's defaults (1 vCPU, 128 MiB)" ||
+	fail "GET /machine-config defaults"
+ok "PUT /logger (a FIFO)" PUT /logger "{\"log_path\":\"$TMP/log.fifo\",\"level\":\"Info\"}"
+ok "PUT /metrics (a FIFO)" PUT /metrics "{\"metrics_path\":\"$TMP/metrics.fifo\"}"
+ok "PUT /machine-config" PUT /machine-config '{"vcpu_count":1,"mem_size_mib":64,"smt":false}'
+ok "PATCH /machine-config" PATCH /machine-config '{"mem_size_mib":96}'
+api GET /machine-config
+[ "$(jq -c '[.vcpu_count, .mem_size_mib]' <<<"$out")" = '[1,96]' ] && pass "GET /machine-config: the PATCH applied" ||
+	fail "GET /machine-config after PATCH"
+ok "PUT /boot-source" PUT /boot-source \
+	"{\"kernel_image_path\":\"$PROBE\",\"boot_args\":\"button=off exit=9 pci=off acpi=off\"}"
+ok "PUT /drives/rootfs" PUT /drives/rootfs \
+	"{\"drive_id\":\"rootfs\",\"path_on_host\":\"$TMP/rootfs\",\"is_root_device\":false,\"is_read_only\":true}"
+ok "PUT /drives/drive_0 (an empty file)" PUT /drives/drive_0 \
+	"{\"drive_id\":\"drive_0\",\"path_on_host\":\"$TMP/drive_0\",\"is_root_device\":false,\"is_read_only\":false,\"rate_limiter\":{}}"
+if [ $tapok = 1 ]; then
+	ok "PUT /network-interfaces/eth0 (a tap)" PUT /network-interfaces/eth0 \
+		'{"iface_id":"eth0","host_dev_name":"tap0","guest_mac":"aa:fc:00:00:00:01","rx_rate_limiter":{},"tx_rate_limiter":{}}'
+else
+	echo "skip - no tap (needs root, /dev/net/tun, unshare -n)"
+fi
+ok "PUT /vsock" PUT /vsock "{\"guest_cid\":3,\"uds_path\":\"$TMP/v.sock\",\"vsock_id\":\"root\"}"
+ok "PUT /entropy" PUT /entropy '{}'
+want_state="Not started"
+refused "PUT /drives with an id unlike the path's" 'does not match' PUT /drives/x \
+	"{\"drive_id\":\"y\",\"path_on_host\":\"$TMP/rootfs\",\"is_root_device\":false}"
+refused "PUT /drives without is_root_device" 'missing field `is_root_device`' PUT /drives/z \
+	"{\"drive_id\":\"z\",\"path_on_host\":\"$TMP/rootfs\"}"
+refused "PATCH /vm before boot" 'before starting' PATCH /vm '{"state":"Paused"}'
+refused "PUT /snapshot/load after configuring" 'not allowed after configuring' PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/x\",\"mem_backend\":{\"backend_type\":\"File\",\"backend_path\":\"$TMP/y\"}}"
+api GET /vm/config
+[ "$(jq -c '[.["boot-source"].kernel_image_path == env.PROBE, [.drives[].drive_id], .vsock.guest_cid]' <<<"$out")" = \
+	'[true,["rootfs","drive_0"],3]' ] && pass "GET /vm/config shows the staged configuration" ||
+	fail "GET /vm/config"
+ok "PUT /actions InstanceStart" PUT /actions '{"action_type":"InstanceStart"}'
+want_state=Running
+api GET /
+[ "$(jq -r .state <<<"$out")" = Running ] && pass "GET / after InstanceStart: Running" || fail "GET / after InstanceStart"
+if wait_file "$TMP/vm.out" 'waiting for the power button'; then
+	pass "the probe booted with the staged devices"
+else
+	fail "the probe did not boot"
+fi
+blk=$(grep -c '1af4:1042' "$TMP/vm.out")
+[ "$blk" = 2 ] && grep -q '1af4:1053' "$TMP/vm.out" && grep -q '1af4:1044' "$TMP/vm.out" &&
+	pass "the guest sees both drives, the vsock and the entropy device on PCI despite pci=off" ||
+	fail "the guest's PCI devices (virtio-blk: $blk)"
+[ -S "$TMP/v.sock" ] && pass "the vsock's uds_path exists once Running" || fail "no vsock socket"
+threads=$(ps -L -o comm= -p $vm | grep -c '^fc_vcpu 0$')
+[ "$threads" = 1 ] && pass "the vCPU thread is named 'fc_vcpu 0' (Kata finds vCPUs so)" || fail "no 'fc_vcpu 0' thread"
+
+refused "a pre-boot PUT after boot" 'not supported after starting' PUT /boot-source "{\"kernel_image_path\":\"$PROBE\"}"
+refused "InstanceStart twice" 'after starting' PUT /actions '{"action_type":"InstanceStart"}'
+refused "an unknown field" 'unknown field `colour`' PUT /machine-config '{"vcpu_count":1,"mem_size_mib":64,"colour":"red"}'
+refused "a wrong type" 'invalid type for `vcpu_count`' PATCH /machine-config '{"vcpu_count":"two"}'
+refused "malformed JSON" 'deserializing' PATCH /vm '{"state":'
+refused "an unknown action" 'unknown variant' PUT /actions '{"action_type":"Reboot"}'
+refused "an unknown path" 'Invalid request method and/or path' PUT /frobnicate '{}'
+refused "PUT /balloon (not implemented)" 'does not implement' PUT /balloon '{"amount_mib":1,"deflate_on_oom":false}'
+refused "PUT /mmds (not implemented)" 'does not implement' PUT /mmds '{}'
+refused "PUT /cpu-config (not implemented)" 'does not implement' PUT /cpu-config '{}'
+refused "a body over --http-api-max-payload-size" 'larger than the limit' PUT /mmds \
+	"{\"x\":\"$(head -c 60000 /dev/zero | tr '\0' a)\"}"
+refused "PATCH /drives of an unknown drive" 'Invalid block device ID' PATCH /drives/nope '{"drive_id":"nope","path_on_host":"/x"}'
+refused "PATCH /drives to a missing file" 'cannot open disk image' PATCH /drives/drive_0 \
+	"{\"drive_id\":\"drive_0\",\"path_on_host\":\"$TMP/missing\"}"
+refused "a snapshot of a running VM" 'pause it first' PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_file_path\":\"$TMP/s.mem\"}"
+
+ok "PATCH /drives/drive_0 to a 2 MiB image" PATCH /drives/drive_0 \
+	"{\"drive_id\":\"drive_0\",\"path_on_host\":\"$TMP/big\"}"
+ok "PATCH /drives/drive_0 with the same path again" PATCH /drives/drive_0 \
+	"{\"drive_id\":\"drive_0\",\"path_on_host\":\"$TMP/big\"}"
+ok "PATCH /drives/drive_0 back to the empty file" PATCH /drives/drive_0 \
+	"{\"drive_id\":\"drive_0\",\"path_on_host\":\"$TMP/drive_0\"}"
+wait_file "$TMP/log" 'opened again' 50
+n=$(grep -c 'drive drive_0: .* opened again' "$TMP/log")
+[ "$n" = 3 ] && pass "each PATCH reopened the drive (the logger FIFO says so 3 times)" ||
+	fail "the logger FIFO shows $n reopenings of drive_0, want 3"
+grep -q 'dropped pci=off and acpi=off' "$TMP/log" && pass "the log says pci=off and acpi=off were dropped" ||
+	fail "no log line about pci=off/acpi=off"
+
+ok "FlushMetrics" PUT /actions '{"action_type":"FlushMetrics"}'
+wait_file "$TMP/metrics" 'utc_timestamp_ms' 50
+line=$(head -1 "$TMP/metrics")
+[ "$(jq -c '[(.utc_timestamp_ms|type), (.block_rootfs.read_count|type), (.block|type), (.vcpu|type)]' <<<"$line" 2>/dev/null)" = \
+	'["number","number","object","object"]' ] &&
+	pass "the metrics FIFO gets one JSON object per line (utc_timestamp_ms, block_rootfs, vcpu)" ||
+	fail "metrics line: '$line'"
+
+ok "PATCH /vm Paused" PATCH /vm '{"state":"Paused"}'
+api GET /
+[ "$(jq -r .state <<<"$out")" = Paused ] && pass "GET /: Paused" || fail "GET / after pausing"
+want_state=Paused
+refused "a Diff snapshot" 'full snapshots' PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_file_path\":\"$TMP/s.mem\",\"snapshot_type\":\"Diff\"}"
+ok "PUT /snapshot/create" PUT /snapshot/create \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_file_path\":\"$TMP/s.mem\",\"snapshot_type\":\"Full\"}"
+[ -s "$TMP/s.state" ] && [ -s "$TMP/s.mem" ] && pass "the snapshot's state and memory files are written" ||
+	fail "no snapshot files"
+ok "PATCH /vm Resumed" PATCH /vm '{"state":"Resumed"}'
+api GET /
+[ "$(jq -r .state <<<"$out")" = Running ] && pass "GET /: Running again" || fail "GET / after resuming"
+stop $vm
+[ $secs -lt 2000 ] && [ $status = 143 ] && pass "SIGTERM ends it in $secs ms (status 143)" ||
+	fail "SIGTERM: status $status after $secs ms (want 143 within 2 s)"
+[ ! -e "$SOCK" ] && [ ! -e "$TMP/v.sock" ] && pass "no API or vsock socket left" || fail "a socket is left behind"
+kill $logcat $metcat 2>/dev/null
+wait $logcat $metcat 2>/dev/null
+
+# ---- snapshot load in a new process: the guest goes on where it was (waiting for its button)
+"$MSIVM" firecracker --api-sock "$SOCK" >"$TMP/vm2.out" 2>"$TMP/vm2.err" &
+vm=$!
+wait_sock
+want_state="Not started"
+refused "a Uffd memory backend" 'from a file only' PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_backend\":{\"backend_type\":\"Uffd\",\"backend_path\":\"$TMP/u\"}}"
+ok "PUT /snapshot/load (mem_backend File, resume_vm)" PUT /snapshot/load \
+	"{\"snapshot_path\":\"$TMP/s.state\",\"mem_backend\":{\"backend_type\":\"File\",\"backend_path\":\"$TMP/s.mem\"},\"resume_vm\":true}"
+api GET /
+[ "$(jq -r .state <<<"$out")" = Running ] && pass "GET / after the load: Running" || fail "GET / after the load"
+ok "SendCtrlAltDel (the guest's power button)" PUT /actions '{"action_type":"SendCtrlAltDel"}'
+i=0
+while kill -0 $vm 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $vm 2>/dev/null
+wait $vm
+status=$? out=$(cat "$TMP/vm2.out") err=$(cat "$TMP/vm2.err")
+expect "the restored guest powers off at the button press (status 0)" 0 'power button pressed: powering off'
+
+# ---- --config-file: the VM starts at once; --no-api: no socket
+if [ $tapok = 1 ]; then
+	net=',"network-interfaces":[{"iface_id":"eth0","host_dev_name":"tap0"}]'
+else
+	net=''
+fi
+cat >"$TMP/fc.json" <<EOF
+{"boot-source":{"kernel_image_path":"$PROBE","boot_args":"button=off exit=9"},
+ "machine-config":{"vcpu_count":1,"mem_size_mib":64},
+ "drives":[{"drive_id":"rootfs","path_on_host":"$TMP/rootfs","is_root_device":false,"is_read_only":true},
+           {"drive_id":"drive_0","path_on_host":"$TMP/drive_0","is_root_device":false,"is_read_only":false}],
+ "vsock":{"guest_cid":3,"uds_path":"$TMP/v.sock"}$net}
+EOF
+"${netns[@]}" "$MSIVM" firecracker --api-sock "$SOCK" --config-file "$TMP/fc.json" >"$TMP/vm3.out" 2>"$TMP/vm3.err" &
+vm=$!
+wait_sock
+i=0
+while api GET / && [ "$(jq -r .state <<<"$out" 2>/dev/null)" != Running ] && [ $i -lt 100 ]; do
+	sleep 0.01
+	i=$((i + 1))
+done
+[ "$(jq -r .state <<<"$out")" = Running ] && [ -S "$TMP/v.sock" ] &&
+	pass "--config-file: GET / polled every 10 ms says Running (after $((i * 10)) ms), the vsock socket is there" ||
+	fail "--config-file: not Running"
+want_state=Running
+refused "InstanceStart after --config-file" 'after starting' PUT /actions '{"action_type":"InstanceStart"}'
+wait_file "$TMP/vm3.out" 'waiting for the power button' && pass "--config-file: the probe booted" ||
+	fail "--config-file: the probe did not boot"
+stop $vm
+[ $secs -lt 2000 ] && [ ! -e "$SOCK" ] && pass "--config-file: SIGTERM ends it in $secs ms, no socket left" ||
+	fail "--config-file: SIGTERM took $secs ms or left the socket"
+
+"$MSIVM" firecracker --no-api --config-file "$TMP/fc.json" --api-sock "$SOCK" >"$TMP/vm4.out" 2>"$TMP/vm4.err" &
+vm=$!
+wait_file "$TMP/vm4.out" 'waiting for the power button' && [ ! -e "$SOCK" ] &&
+	pass "--no-api --config-file: the probe boots and no socket is made" ||
+	fail "--no-api: did not boot, or made a socket"
+stop $vm
+
+printf '{"boot-source":{"kernel_image_path":"%s"},"balloon":{"amount_mib":1,"deflate_on_oom":true}}' "$PROBE" >"$TMP/bad1.json"
+run firecracker --no-api --config-file "$TMP/bad1.json"
+expect "--config-file with a balloon is refused" 125 '' 'balloon: msivm has no balloon device'
+printf '{"boot-source":{"kernel_image_path":"%s","initrd":"x"}}' "$PROBE" >"$TMP/bad2.json"
+run firecracker --no-api --config-file "$TMP/bad2.json"
+expect "--config-file with an unknown field is refused" 125 '' 'unknown field `initrd`'
+printf '{"machine-config":{"vcpu_count":1,"mem_size_mib":64}}' >"$TMP/bad3.json"
+run firecracker --no-api --config-file "$TMP/bad3.json"
+expect "--config-file without a boot-source is refused" 125 '' 'without kernel configuration'
+finish
