@@ -31,6 +31,9 @@ struct api_target {
 	int (*front)(struct api_target *t, const char *method, const char *url, const char *body,
 		     size_t len, struct api_reply *r);
 	void *front_ctx;          /* the front table's own state */
+	/* Called on the API thread at least once a second, without `lock` (Firecracker's periodic
+	 * metrics). NULL: none. */
+	void (*tick)(struct api_target *t);
 	size_t max_body;          /* request bodies above this are refused; 0: API_MAX_BODY */
 };
 

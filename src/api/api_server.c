@@ -167,6 +167,8 @@ static void *api_thread(void *arg)
 		if (fds[1].revents)
 			return NULL;
 		s->mhd->run(s->d);
+		if (s->target->tick)
+			s->target->tick(s->target);
 	}
 }
 

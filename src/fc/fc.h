@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "api/api.h"
 #include "run/run_vm.h"
@@ -31,6 +32,7 @@ struct fc_vmm {
 	int wake_fd;              /* eventfd: the main thread has a request */
 	int log_fd;               /* the logger's file or FIFO (non-blocking), or -1 */
 	int metrics_fd;           /* the metrics file or FIFO (non-blocking), or -1 */
+	uint64_t metrics_ns;      /* CLOCK_MONOTONIC of the last periodic flush, 0: none yet */
 	struct api_target *target;
 };
 

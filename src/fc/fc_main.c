@@ -343,7 +343,8 @@ int fc_main(int argc, char **argv, int (*status_of)(struct run_outcome))
 	if (c) /* what msivm inherited, before it opens anything: closed when the VM runs */
 		jail_note_inherited(&c->jail);
 	struct api_target t = { .lock = PTHREAD_MUTEX_INITIALIZER, .dump_dir = -1,
-				.front = fc_api_route, .max_body = o.max_payload };
+				.front = fc_api_route, .tick = fc_metrics_tick,
+				.max_body = o.max_payload };
 	struct fc_vmm fc = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			     .doc = json_object(), .log_fd = -1, .metrics_fd = -1, .target = &t,
 			     .wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fc/fc_config.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_stats.h"
@@ -147,4 +148,24 @@ int fc_metrics_flush(struct fc_vmm *fc, struct error *e)
 	if (w < 0)
 		log_debug("firecracker: metrics: the reader is behind; a line dropped");
 	return 0;
+}
+
+#define FC_METRICS_PERIOD_NS (60ull * 1000000000ull) /* Firecracker's period */
+
+void fc_metrics_tick(struct api_target *t)
+{
+	struct fc_vmm *fc = t->front_ctx;
+	pthread_mutex_lock(&fc->lock);
+	pthread_mutex_lock(&t->lock);
+	bool running = t->vm != NULL;
+	pthread_mutex_unlock(&t->lock);
+	uint64_t now = clock_now_ns();
+	if (running && fc->metrics_fd >= 0 &&
+	    (!fc->metrics_ns || now - fc->metrics_ns >= FC_METRICS_PERIOD_NS)) {
+		struct error e;
+		fc->metrics_ns = now;
+		if (fc_metrics_flush(fc, &e))
+			log_warn("firecracker: metrics: %s", e.msg);
+	}
+	pthread_mutex_unlock(&fc->lock);
 }

@@ -16,6 +16,10 @@ int fc_metrics_open(struct fc_vmm *fc, const json_t *metrics, struct error *e);
  * fc->lock held. Returns 0 or -errno with a message (no metrics configured). */
 int fc_metrics_flush(struct fc_vmm *fc, struct error *e);
 
+/* The API thread's tick (api_target.tick): once the VM runs, a line at once and then every
+ * 60 s, as Firecracker flushes its metrics periodically. */
+void fc_metrics_tick(struct api_target *t);
+
 /* The metrics object itself (for the flush and the tests), from msivm's statistics JSON
  * `stats` (vm_stats_json; NULL before the VM runs) and the document's drive and interface
  * ids. Returns a new object. */

@@ -108,8 +108,9 @@ int seccomp_signals_init(void)
 	 * returns 0: glibc's heaps are not used there.) */
 	(void)mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	(void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	for (int nr = 0; nr < NAME_TABLE; nr++)
-		syscall_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	for (int nr = 0; nr < NAME_TABLE; nr++) /* once: a second call (Firecracker mode) keeps them */
+		if (!syscall_names[nr])
+			syscall_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
 	sigemptyset(&sa.sa_mask);
 	return sigaction(SIGSYS, &sa, NULL) ? -errno : 0;
