@@ -159,6 +159,8 @@ static void ask_main(struct fc_vmm *fc, struct api_target *t, enum fc_request re
 	uint64_t one = 1;
 	if (write(fc->wake_fd, &one, sizeof(one)) != sizeof(one)) {
 		fc->req = FC_REQ_NONE;
+		json_decref(fc->load);
+		fc->load = NULL;
 		fault(r, "cannot reach msivm's main thread");
 		return;
 	}
