@@ -105,39 +105,6 @@ static int parse_opts(int argc, char **argv, struct fc_opts *o, struct error *e)
 	return 0;
 }
 
-static int level_of(const char *s, enum log_level *out)
-{
-	static const char *const words[] = { "Error", "Warning", "Warn", "Info", "Debug", "Trace",
-					     "Off", NULL };
-	static const enum log_level levels[] = { LOG_ERROR, LOG_WARN, LOG_WARN, LOG_INFO,
-						 LOG_DEBUG, LOG_DEBUG, LOG_ERROR };
-	int i = fc_word_index(words, s, true);
-	if (i < 0)
-		return -EINVAL;
-	*out = levels[i];
-	return 0;
-}
-
-int fc_logger_apply(struct fc_vmm *fc, const json_t *logger, struct error *e)
-{
-	const json_t *path = json_object_get(logger, "log_path"), *lv = json_object_get(logger, "level");
-	enum log_level level;
-	if (lv && level_of(json_string_value(lv), &level))
-		return error_set(e, -EINVAL, "Invalid level: %.40s", json_string_value(lv));
-	if (path && fc->log_fd >= 0)
-		return error_set(e, -EALREADY, "Reinitialization of logger not allowed.");
-	if (path) {
-		int fd = fc_open_sink(json_string_value(path), "log_path", e);
-		if (fd < 0)
-			return fd;
-		fc->log_fd = fd;
-		log_set_fd(fd);
-	}
-	if (lv)
-		log_set_level(level);
-	return 0;
-}
-
 /* --config-file: the document checked, its logger and metrics opened. */
 static int load_file(struct fc_vmm *fc, const char *path, struct error *e)
 {
@@ -329,7 +296,7 @@ int fc_main(int argc, char **argv, int (*status_of)(struct run_outcome))
 		return 0;
 	}
 	enum log_level level = LOG_WARN;
-	if (o.level && level_of(o.level, &level)) {
+	if (o.level && fc_log_level(o.level, &level)) {
 		fprintf(stderr, "msivm firecracker: --level '%.40s': Error, Warning, Info, Debug, "
 			"Trace or Off\n", o.level);
 		return EXIT_USAGE;

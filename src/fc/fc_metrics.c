@@ -10,10 +10,44 @@
 #include <unistd.h>
 
 #include "fc/fc_config.h"
+#include "fc/fc_schema.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_stats.h"
+
+int fc_log_level(const char *s, enum log_level *out)
+{
+	static const char *const words[] = { "Error", "Warning", "Warn", "Info", "Debug", "Trace",
+					     "Off", NULL };
+	static const enum log_level levels[] = { LOG_ERROR, LOG_WARN, LOG_WARN, LOG_INFO,
+						 LOG_DEBUG, LOG_DEBUG, LOG_ERROR };
+	int i = fc_word_index(words, s, true);
+	if (i < 0)
+		return -EINVAL;
+	*out = levels[i];
+	return 0;
+}
+
+int fc_logger_apply(struct fc_vmm *fc, const json_t *logger, struct error *e)
+{
+	const json_t *path = json_object_get(logger, "log_path"), *lv = json_object_get(logger, "level");
+	enum log_level level;
+	if (lv && fc_log_level(json_string_value(lv), &level))
+		return error_set(e, -EINVAL, "Invalid level: %.40s", json_string_value(lv));
+	if (path && fc->log_fd >= 0)
+		return error_set(e, -EALREADY, "Reinitialization of logger not allowed.");
+	if (path) {
+		int fd = fc_open_sink(json_string_value(path), "log_path", e);
+		if (fd < 0)
+			return fd;
+		fc->log_fd = fd;
+		log_set_fd(fd);
+	}
+	if (lv)
+		log_set_level(level);
+	return 0;
+}
 
 int fc_open_sink(const char *path, const char *what, struct error *e)
 {

@@ -5,6 +5,11 @@
 #include <jansson.h>
 
 #include "fc/fc.h"
+#include "util/log.h"
+
+/* Firecracker's log level (Error, Warning, Info, Debug, Trace, Off; any case) as msivm's: Trace
+ * is debug, Off is error. Returns 0 or -EINVAL. */
+int fc_log_level(const char *s, enum log_level *out);
 
 /* Opens a checked "metrics" section's metrics_path (fc_open_sink) as fc->metrics_fd; a second
  * one is refused, as Firecracker refuses it. fc->lock held. Returns 0 or -errno with a message. */
