@@ -191,10 +191,12 @@ build_l2() {
 	copy_with_libs "$root" "$(command -v ethtool)" /usr/sbin/ethtool
 	# button + evdev: the ACPI power button as an input device (power=button)
 	# vmw_vsock_virtio_transport (with vsock): AF_VSOCK over msivm's --vsock
+	# ext4: the kata configuration mounts the container disk attached through PATCH /drives
 	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio \
-		vmw_vsock_virtio_transport; do add_module "$root" "$m"; done
+		vmw_vsock_virtio_transport ext4; do add_module "$root" "$m"; done
 	vsk "$root"
 	install -m 755 "$here/guest-init" "$root/init"
+	install -m 644 "$here/kata-guest" "$root/kata-guest"
 	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"
 	(cd "$root" && find . | sort | cpio -o -H newc --quiet | gzip -6) >"$out/initramfs.cpio.gz.new"
@@ -253,6 +255,11 @@ build_l1() {
 	cp "$OUT/l2/initramfs.cpio.gz" "$root/lc/l2-initramfs.cpio.gz"
 	install -m 755 "$here/run-checks.sh" "$root/lc/run-checks.sh"
 	install -m 755 "$here/run-distro.sh" "$root/lc/run-distro.sh"
+	install -m 755 "$here/run-kata.sh" "$root/lc/run-kata.sh"
+	# the kata configuration's container disk: an ext4 image holding kata.txt (mke2fs -d: no mount)
+	mkdir -p "$out/kata-ctr"
+	echo kata-container-disk-ok >"$out/kata-ctr/kata.txt" # run-kata.sh's katatxt
+	mke2fs -q -F -t ext4 -d "$out/kata-ctr" "$root/lc/kata-ctr.ext4" 8M || die "mke2fs failed"
 	install -m 644 "$here/checks.list" "$root/lc/checks.list"
 	install -m 755 "$here/l1-init" "$root/init"
 	echo "$KVER" >"$root/lc/kver"

@@ -2,7 +2,7 @@
 # run-checks.sh: the host side of `make check-linux`. Runs inside the nested L1 (busybox sh, started
 # by tests/linux/l1-init) or directly on a host with hardware KVM (started by check-linux.sh).
 #
-#   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi vhost qemu qnomsi
+#   run-checks.sh CONFIG...      CONFIG: msix msi intx nomsi vhost qemu qnomsi (kata: run-kata.sh)
 #   run-checks.sh --bootloop N CONFIG...   the unexpected-reset experiment (see bootloop below)
 #
 # For each configuration it prepares the disk images, a tap with the host address, an iperf3
@@ -805,6 +805,8 @@ fi
 for c in "$@"; do
 	case "$c" in
 	distro | qdistro) sh "$(dirname "$0")/run-distro.sh" "$c" ;; # the Debian image: its own script
+	kata) LC_MSIVM=$MSIVM LC_KERNEL=$KERNEL LC_INITRD=$INITRD LC_VSK=$VSK LC_IP=$IP LC_TAP=$TAP LC_TIMEOUT=$TMO \
+		LC_OUT=$OUT LC_WORK=$WORK sh "$(dirname "$0")/run-kata.sh" ;; # Kata's Firecracker driver replayed
 	*) run_config "$c" ;;
 	esac
 done

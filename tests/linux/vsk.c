@@ -33,6 +33,12 @@
  *                                the peer closes. What was read goes to stdout (a console socket's
  *                                client and a login through it, L1)
  * vsk now                        the wall clock (CLOCK_REALTIME) as seconds.nanoseconds
+ * vsk unix-ask PATH PORT         "CONNECT PORT\n", expect "OK <n>\n", copy stdin, half-close, then
+ *                                what comes back to stdout until the peer closes (L1: Kata's
+ *                                dial of its agent through the hybrid vsock)
+ * vsk http PATH METHOD URL [BODY]  one HTTP/1.1 request on the unix socket PATH ("Connection:
+ *                                close"); prints the status code, a newline and the body (L1:
+ *                                Firecracker's API as Kata's Go driver calls it)
  * Exit 0 when the whole stream went through, 1 with a line on stderr otherwise.
  */
 
@@ -306,6 +312,41 @@ static int chat(const char *path, long secs, int n, char **pairs)
 	}
 }
 
+/* vsk http: one request, the status code and the body on stdout. */
+static int http(const char *path, const char *method, const char *url, const char *body)
+{
+	struct sockaddr_un a;
+	int s = unix_addr(path, &a);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+		die("unix connect");
+	char head[512];
+	size_t blen = body ? strlen(body) : 0;
+	int n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+			 "Accept: application/json\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\n\r\n", method, url, blen);
+	if (n < 0 || (size_t)n >= sizeof(head) || write(s, head, (size_t)n) != n ||
+	    (blen && write(s, body, blen) != (ssize_t)blen))
+		die("write request");
+	static char reply[1 << 16];
+	size_t got = 0;
+	for (ssize_t r; got < sizeof(reply) - 1 && (r = read(s, reply + got, sizeof(reply) - 1 - got)) != 0;) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("read reply");
+		got += (size_t)r;
+	}
+	reply[got] = 0;
+	int status = 0;
+	const char *sep = strstr(reply, "\r\n\r\n");
+	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1 || !sep) {
+		fprintf(stderr, "vsk: not an HTTP reply (%zu bytes)\n", got);
+		return 1;
+	}
+	printf("%d\n%s\n", status, sep + 4);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
@@ -350,7 +391,10 @@ int main(int argc, char **argv)
 		copy(s, 1);
 		return 0;
 	}
-	if (argc >= 4 && (!strcmp(argv[1], "unix-connect") || !strcmp(argv[1], "unix-connect-close"))) {
+	if (argc >= 5 && !strcmp(argv[1], "http"))
+		return http(argv[2], argv[3], argv[4], argc >= 6 ? argv[5] : NULL);
+	if (argc >= 4 && (!strcmp(argv[1], "unix-connect") || !strcmp(argv[1], "unix-connect-close") ||
+			  !strcmp(argv[1], "unix-ask"))) {
 		struct sockaddr_un a;
 		int s = unix_addr(argv[2], &a);
 		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
@@ -375,9 +419,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(stderr, "vsk: %s", line);
-		if (!strcmp(argv[1], "unix-connect-close"))
+		if (!strcmp(argv[1], "unix-connect-close")) {
 			copy(0, s); /* then the exit closes it */
-		else
+		} else if (!strcmp(argv[1], "unix-ask")) {
+			copy(0, s);
+			if (shutdown(s, SHUT_WR))
+				die("shutdown");
+			copy(s, 1);
+		} else
 			send_all(s);
 		return 0;
 	}
