@@ -87,6 +87,16 @@ expect "--no-api without --config-file is refused" 125 '' 'needs --config-file'
 run firecracker --api-sock "$SOCK" --frobnicate
 expect "an unknown option is refused" 125 '' "unknown option '--frobnicate'"
 
+# ---- room for an engine's devices: every PCI slot but the host bridge's (Kata alone asks for 11)
+many=()
+for i in $(seq 1 31); do many+=(--rng irq=msix); done
+run run --kernel "$PROBE" --cmdline "exit=3" "${many[@]}"
+n=$(grep -c '1af4:1044' <<<"$out")
+[ "$status" = 3 ] && [ "$n" = 31 ] && pass "31 devices: the probe finds 31 virtio functions on the bus, each in MSI-X" ||
+	fail "31 devices (the probe saw $n)"
+run run --kernel "$PROBE" "${many[@]}" --rng irq=msix
+expect "a 32nd device is refused" 125 '' 'too many devices \(at most 31\)'
+
 # ---- the getting-started sequence over the API
 dd if=/dev/zero of="$TMP/rootfs" bs=1M count=1 2>/dev/null
 : >"$TMP/drive_0"
