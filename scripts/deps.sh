@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages msivm needs to build, test and run its lab (idempotent).
 # Build, tests, lab and benchmarks share one list: the tests run the probe under QEMU side by
-# side, the lab draws its charts with gnuplot, and check-linux's distro image comes from debootstrap. The lab's HTML report is checked in a headless chromium.
+# side, the lab draws its charts with gnuplot, check-linux's distro image comes from debootstrap,
+# the README's console examples use socat. The lab's HTML report is checked in a headless chromium.
 set -euo pipefail
 
 pkgs=(gcc make binutils libc6-dev libcmocka-dev libjansson-dev liburing-dev clang libclang-rt-14-dev libseccomp-dev libmicrohttpd-dev nettle-dev jq util-linux coreutils man-db groff-base python3 curl
 	qemu-system-x86 time gnuplot-nox librsvg2-bin iproute2 iputils-ping perl acpica-tools
-	debootstrap e2fsprogs chromium)
+	debootstrap e2fsprogs chromium socat)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -104,10 +104,7 @@ static int cmd_host(int argc, char **argv)
 			return EXIT_MSIVM_ERROR;
 		}
 	}
-	struct kvm_host h;
-	kvm_host_probe(dev, &h);
-	printf("%s: %s\n", kvm_host_kind_name(h.kind), h.why);
-	return 0;
+	return kvm_host_report(dev);
 }
 
 /* `msivm lab ...`: the lab is its own program, msivm-lab beside this binary (built and installed

@@ -30,10 +30,13 @@ static const char remote_usage[] =
 	"                 PUT /vm/COMMAND\n"
 	"  dump           PUT /vm/dump: an ELF core of the guest and msivm's device view\n"
 	"                 now, in the --dump-on-crash directory (the guest paused meanwhile)\n"
-	"  snapshot --state FILE [--mem FILE] [--paused]\n"
+	"  snapshot --state FILE [--mem FILE] [--paused] [--overwrite]\n"
 	"                 PUT /vm/snapshot: the VM's state and its RAM to two new files (the\n"
-	"                 guest paused meanwhile; --paused: it stays paused after); restore\n"
-	"                 with msivm run --restore state=FILE,mem=FILE. Without --mem (a VM\n"
+	"                 guest paused meanwhile; --paused: it stays paused after); a file\n"
+	"                 that exists is refused unless --overwrite (the new pair is written\n"
+	"                 under other names, then renamed over the old one); restore with\n"
+	"                 msivm run --restore state=FILE,mem=FILE, which refuses a memory\n"
+	"                 file of another snapshot. Without --mem (a VM\n"
 	"                 whose RAM is its --mem-file, which is then flushed): --paused is\n"
 	"                 needed, and --restore state=FILE maps that file\n"
 	"  --timeout S    give up when the whole reply has not come within S seconds\n"
@@ -154,12 +157,13 @@ int api_request(const char *path, const char *method, const char *url, const cha
 
 /* The snapshot request's body; the paths made absolute (msivm's working directory may differ).
  * No mem: the VM's --mem-file holds the RAM. */
-static char *snapshot_body(const char *state, const char *mem, bool resume)
+static char *snapshot_body(const char *state, const char *mem, bool resume, bool overwrite)
 {
 	char *s = realpath_new(state), *m = mem ? realpath_new(mem) : NULL;
 	json_t *j = !s || (mem && !m) ? NULL
-		  : m ? json_pack("{s:s,s:s,s:b}", "state", s, "mem", m, "resume", resume)
-		      : json_pack("{s:s,s:b}", "state", s, "resume", resume);
+		  : m ? json_pack("{s:s,s:s,s:b,s:b}", "state", s, "mem", m, "resume", resume,
+				  "overwrite", overwrite)
+		      : json_pack("{s:s,s:b,s:b}", "state", s, "resume", resume, "overwrite", overwrite);
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	free(s);
@@ -170,7 +174,7 @@ static char *snapshot_body(const char *state, const char *mem, bool resume)
 int api_client_main(int argc, char **argv)
 {
 	const char *path = NULL, *cmd = NULL, *tmo = NULL, *state = NULL, *mem = NULL;
-	bool stay_paused = false;
+	bool stay_paused = false, overwrite = false;
 	unsigned timeout_s = TIMEOUT_DEFAULT_S;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -191,6 +195,8 @@ int api_client_main(int argc, char **argv)
 			mem = argv[++i];
 		else if (!strcmp(argv[i], "--paused"))
 			stay_paused = true;
+		else if (!strcmp(argv[i], "--overwrite"))
+			overwrite = true;
 		else if (!cmd && argv[i][0] != '-')
 			cmd = argv[i];
 		else {
@@ -213,13 +219,13 @@ int api_client_main(int argc, char **argv)
 	static const char *const puts_[] = { "pause", "resume", "power-button", "shutdown",
 					     "reboot", "resize-disks", "dump", "snapshot" };
 	bool snap = !strcmp(cmd, "snapshot");
-	if (snap != (state || mem || stay_paused) || (snap && !state)) {
+	if (snap != (state || mem || stay_paused || overwrite) || (snap && !state)) {
 		fprintf(stderr, "msivm remote: %s\n", snap ? "snapshot needs --state FILE (and --mem "
 			"FILE unless the VM's RAM is its --mem-file)"
-			: "--state, --mem and --paused belong to the snapshot command");
+			: "--state, --mem, --paused and --overwrite belong to the snapshot command");
 		return EXIT_REMOTE_USAGE;
 	}
-	char *req_body = snap ? snapshot_body(state, mem, !stay_paused) : strdup("");
+	char *req_body = snap ? snapshot_body(state, mem, !stay_paused, overwrite) : strdup("");
 	if (!req_body) {
 		fprintf(stderr, "msivm remote: out of memory\n");
 		return EXIT_REMOTE_USAGE;

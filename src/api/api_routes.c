@@ -119,9 +119,56 @@ static double ms_since(uint64_t *t)
 	return ms;
 }
 
+/* One file of a snapshot: a new file at `path`; with `overwrite`, a new file at PATH.msivm-new,
+ * renamed over `path` once the whole snapshot is written (a failed snapshot leaves the old one). */
+struct snap_file {
+	const char *path;
+	char tmp[4096];
+	int fd;
+};
+
+static int snap_file_open(struct snap_file *f, const char *path, bool overwrite, struct error *err)
+{
+	*f = (struct snap_file){ .path = path, .fd = -1 };
+	if (overwrite && (size_t)snprintf(f->tmp, sizeof(f->tmp), "%s.msivm-new", path) >= sizeof(f->tmp))
+		return error_set(err, -ENAMETOOLONG, "'%s': the name is too long", path);
+	const char *at = overwrite ? f->tmp : path;
+	f->fd = open(at, VM_SNAPSHOT_OPEN_FLAGS, 0600);
+	if (f->fd >= 0)
+		return 0;
+	if (errno == EEXIST && !overwrite)
+		return error_set(err, -EEXIST, "'%s' exists: a snapshot never replaces a file (give new "
+				 "names, or ask for \"overwrite\": true: msivm remote snapshot "
+				 "--overwrite)", path);
+	if (errno == EEXIST)
+		return error_set(err, -EEXIST, "'%s' exists (left by an interrupted snapshot?): remove "
+				 "it", at);
+	return error_set(err, -errno, "cannot create '%s': %s", at, strerror(errno));
+}
+
+/* Closes the file; `ok`: the snapshot is whole (the new file renamed over the old one), else
+ * the new file removed. Returns 0 or -errno with a message (when ok). */
+static int snap_file_end(struct snap_file *f, bool ok, struct error *err)
+{
+	if (f->fd < 0)
+		return 0;
+	const char *at = f->tmp[0] ? f->tmp : f->path;
+	int ret = 0;
+	if (close(f->fd) && ok)
+		ret = error_set(err, -errno, "cannot write '%s': %s", at, strerror(errno));
+	if (ok && !ret && f->tmp[0] && rename(f->tmp, f->path))
+		ret = error_set(err, -errno, "cannot rename '%s' to '%s': %s", f->tmp, f->path,
+				strerror(errno));
+	if (!ok || ret)
+		(void)unlink(at);
+	f->fd = -1;
+	return ret;
+}
+
 /* The snapshot itself, on a VM whose vCPUs the caller parked or found parked. Returns 0 or -errno
- * with a message (-EOPNOTSUPP: a device cannot be saved; -ESHUTDOWN: the VM is stopping). */
-static int take_snapshot(struct api_target *t, const char *state, const char *mem,
+ * with a message (-EOPNOTSUPP: a device cannot be saved; -ESHUTDOWN: the VM is stopping;
+ * -EEXIST: a file exists and `overwrite` is false). */
+static int take_snapshot(struct api_target *t, const char *state, const char *mem, bool overwrite,
 			 struct snap_times *tm, uint64_t *clock, struct error *err)
 {
 	int ret = vm_io_park(t->vm, err);
@@ -131,28 +178,28 @@ static int take_snapshot(struct api_target *t, const char *state, const char *me
 	if (!ret && !snap)
 		ret = refused ? -EOPNOTSUPP : -EIO;
 	tm->state = ms_since(clock);
-	int sfd = -1, mfd = -1;
+	struct snap_file sf = { .fd = -1 }, mf = { .fd = -1 };
 	if (!ret && !mem) /* the RAM stays in the --mem-file: the restore maps it from there */
 		json_object_set_new(json_object_get(snap, "memory"), "file",
 				    json_string(t->vm->cfg.mem_file));
-	if (!ret && (sfd = open(state, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
-		ret = error_set(err, -errno, "cannot create '%s': %s", state, strerror(errno));
-	if (!ret && mem && (mfd = open(mem, VM_SNAPSHOT_OPEN_FLAGS, 0600)) < 0)
-		ret = error_set(err, -errno, "cannot create '%s': %s", mem, strerror(errno));
 	if (!ret)
-		ret = vm_snapshot_write(t->vm, snap, sfd, mfd, err);
+		ret = snap_file_open(&sf, state, overwrite, err);
+	if (!ret && mem)
+		ret = snap_file_open(&mf, mem, overwrite, err);
+	if (!ret)
+		ret = vm_snapshot_write(t->vm, snap, sf.fd, mem ? mf.fd : -1, err);
 	json_decref(snap);
-	if (sfd >= 0 && close(sfd) && !ret)
-		ret = error_set(err, -errno, "cannot write '%s': %s", state, strerror(errno));
-	if (mfd >= 0 && close(mfd) && !ret)
-		ret = error_set(err, -errno, "cannot write '%s': %s", mem, strerror(errno));
+	int r1 = snap_file_end(&sf, !ret, err);
+	int r2 = snap_file_end(&mf, !ret && !r1, err);
+	ret = ret ? ret : r1 ? r1 : r2;
 	vm_io_release(t->vm);
 	tm->write = ms_since(clock);
 	return ret;
 }
 
-/* PUT /vm/snapshot {"state": FILE, "mem": FILE[, "resume": B]}: the vCPUs parked (a running
- * VM is paused for it), the I/O thread parked with every request finished, the files written,
+/* PUT /vm/snapshot {"state": FILE, "mem": FILE[, "resume": B, "overwrite": B]}: new files (409
+ * when one exists, unless "overwrite": then written under new names, renamed over the old ones
+ * at the end); the vCPUs parked (a running VM is paused for it), the I/O thread parked with every request finished, the files written,
  * then the VM runs again unless "resume" is false (a VM that was paused stays paused). Without
  * "mem", the RAM of a --mem-file VM stays in its file (flushed): "resume" must then be false,
  * since a guest that runs on would change the snapshot's memory. */
@@ -161,12 +208,12 @@ static void snapshot_vm(struct api_target *t, const char *body, size_t len, stru
 	json_error_t jerr;
 	json_t *req = json_loadb(body ? body : "", len, 0, &jerr);
 	const char *state = NULL, *mem = NULL;
-	int resume = 1;
-	if (!req || json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s?s,s?b}", "state", &state, "mem",
-				   &mem, "resume", &resume)) {
+	int resume = 1, overwrite = 0;
+	if (!req || json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s?s,s?b,s?b}", "state", &state,
+				   "mem", &mem, "resume", &resume, "overwrite", &overwrite)) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "the body must be {\"state\": FILE, \"mem\": FILE, "
-			 "\"resume\": true|false}: %s", jerr.text);
+			 "\"resume\": true|false, \"overwrite\": true|false}: %s", jerr.text);
 		reply_error(r, 400, msg);
 		json_decref(req);
 		return;
@@ -189,13 +236,13 @@ static void snapshot_vm(struct api_target *t, const char *body, size_t len, stru
 	int ret = pause_for_it ? vm_pause(t->vm, &err) : 0;
 	tm.pause = ms_since(&clock);
 	if (!ret)
-		ret = take_snapshot(t, state, mem, &tm, &clock, &err);
+		ret = take_snapshot(t, state, mem, overwrite, &tm, &clock, &err);
 	double ms = (double)(clock_now_ns() - t0) / 1e6;
 	if (pause_for_it && resume && ret != -ESHUTDOWN)
 		vm_resume(t->vm);
 	if (ret) {
 		log_err("API snapshot: %s", ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
-		reply_error(r, ret == -ESHUTDOWN || ret == -EOPNOTSUPP ? 409 : 500,
+		reply_error(r, ret == -ESHUTDOWN || ret == -EOPNOTSUPP || ret == -EEXIST ? 409 : 500,
 			    ret == -ESHUTDOWN ? "the VM is stopping" : err.msg);
 	} else {
 		if (!mem)

@@ -89,17 +89,52 @@ static int unknown_option(const char *arg, struct error *e)
 	return error_set(e, -EINVAL, "unknown option --%s (see msivm --help)", name);
 }
 
-/* --memory size=SIZE[,file=PATH,shared] (cloud-hypervisor's spelling of --mem SIZE
- * [--mem-file PATH]; a file's RAM is always shared). */
-static int set_memory(struct run_config *c, const char *arg, struct error *e)
+/* An abbreviation that more than one option starts with (glibc's getopt_long takes the first
+ * of them when they share has_arg, flag and val, as all LONG_ONLY options do): refused with
+ * their names. An exact name always wins. Scans argv as getopt will, up to "--". */
+static int ambiguous_option(int argc, char **argv, struct error *e)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			return 0;
+		if (strncmp(a, "--", 2) || !a[2])
+			continue;
+		size_t len = strcspn(a + 2, "=");
+		const struct option *exact = NULL, *first = NULL;
+		char list[256] = "";
+		unsigned n = 0;
+		for (size_t k = 0; k < NOPTIONS && !exact; k++) {
+			const char *name = run_options[k].name;
+			if (strncmp(name, a + 2, len))
+				continue;
+			if (!name[len])
+				exact = &run_options[k];
+			first = first ? first : &run_options[k];
+			size_t used = strlen(list);
+			snprintf(list + used, sizeof(list) - used, "%s--%s", n++ ? ", " : "", name);
+		}
+		if (!exact && n > 1)
+			return error_set(e, -EINVAL, "option --%.*s is ambiguous: it could be %s (give "
+					 "the whole name)", (int)(len > 64 ? 64 : len), a + 2, list);
+		const struct option *o = exact ? exact : first;
+		if (o && o->has_arg == required_argument && !a[2 + len])
+			i++; /* its value, whatever it looks like */
+	}
+	return 0;
+}
+
+/* --memory [size=]SIZE[,file=PATH,shared] (cloud-hypervisor's spelling of --mem SIZE
+ * [--mem-file PATH]; a file's RAM is always shared; a bare SIZE is taken as size=). */
+int config_memory_set(struct run_config *c, const char *arg, struct error *e)
 {
 	static const char *const keys[] = { "size", "file", "shared" };
 	char *buf = strdup(arg), *save = NULL, hint[64];
 	bool size = false, shared = false;
 	int ret = buf ? 0 : error_set(e, -ENOMEM, "out of memory");
 	for (char *t = buf ? strtok_r(buf, ",", &save) : NULL; t && !ret; t = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(t, "size=", 5)) {
-			ret = config_set(c, config_key_find("mem"), t + 5, e);
+		if (!strncmp(t, "size=", 5) || (t == buf && !strchr(t, '=') && strcmp(t, "shared"))) {
+			ret = config_set(c, config_key_find("mem"), strncmp(t, "size=", 5) ? t : t + 5, e);
 			size = true;
 		} else if (!strncmp(t, "file=", 5)) {
 			ret = config_set(c, config_key_find("mem-file"), t + 5, e);
@@ -120,7 +155,7 @@ static int set_memory(struct run_config *c, const char *arg, struct error *e)
 				"private)");
 	free(buf);
 	if (!ret && !size)
-		ret = error_set(e, -EINVAL, "--memory needs size=SIZE");
+		ret = error_set(e, -EINVAL, "--memory needs size=SIZE (or --mem SIZE)");
 	return ret;
 }
 
@@ -136,7 +171,7 @@ static int apply(struct run_config *c, const struct cli_item *it, struct error *
 	}
 	const char *name = run_options[it->index].name;
 	if (!strcmp(name, "memory"))
-		return set_memory(c, it->arg, e);
+		return config_memory_set(c, it->arg, e);
 	const struct config_key *k = config_key_find(name);
 	if (!k)
 		return 0; /* --config and --print-config: taken in the first pass */
@@ -151,6 +186,9 @@ static int collect(int argc, char **argv, struct cli_item *items, int *nitems,
 	int opt, index = -1;
 	opterr = 0;
 	optind = 0; /* also resets getopt's state from an earlier scan */
+	int amb = ambiguous_option(argc, argv, e);
+	if (amb)
+		return amb;
 	while ((opt = getopt_long(argc, argv, ":vqh", run_options, &index)) != -1) {
 		if (opt == 'h')
 			return 1;

@@ -27,8 +27,13 @@ int config_cli_parse(int argc, char **argv, struct run_config *c, enum config_ac
 const struct option *config_cli_options(void);
 
 /* True for the options that are no key of a config file: config, print-config, help,
- * verbose, quiet (log-level in a file) and memory (mem in a file). */
+ * verbose, quiet (log-level in a file) and memory (mem in a file, where "memory" is also
+ * taken, as --memory's value). */
 bool config_cli_only(const char *name);
+
+/* --memory's value ([size=]SIZE[,file=PATH,shared]; also a config file's "memory") into `c`.
+ * Returns 0 or -EINVAL with a message. */
+int config_memory_set(struct run_config *c, const char *arg, struct error *e);
 
 /* The text of `msivm --help`. */
 void config_usage_print(FILE *out);

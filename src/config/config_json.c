@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/config_cli.h"
 #include "config/config_devices.h"
 #include "config/config_names.h"
 #include "util/file.h"
@@ -132,6 +133,17 @@ static int read_object(struct run_config *c, json_t *root, const char *origin, s
 	json_t *v;
 	json_object_foreach(root, key, v) {
 		const struct config_key *k = config_key_find(key);
+		if (!k && !strcmp(key, "memory")) { /* --memory's spelling: "size=128M,file=F" */
+			struct error why;
+			int ret = json_is_string(v) ? config_memory_set(c, json_string_value(v), &why)
+						    : error_set(&why, -EINVAL, "memory: expected a string "
+								"such as \"128M\" or \"size=128M,file=PATH\" "
+								"(or \"mem\": \"128M\"), got %s",
+								type_name(v));
+			if (ret)
+				return error_set(e, ret, "%s: %s", origin, why.msg);
+			continue;
+		}
 		if (!k)
 			return unknown_key(origin, key, e);
 		if (k->kind == CONFIG_DEVICES) {

@@ -9,10 +9,24 @@
 
 #include "util/log.h"
 
+/* The I/O thread's next turn runs on_wake (an input that epoll cannot watch is read from there). */
+static void kick(struct serial_input *s)
+{
+	uint64_t one = 1;
+	if (write(s->wake_fd, &one, sizeof(one)) < 0)
+		log_warn("serial input: cannot wake the I/O thread: %s", strerror(errno));
+}
+
 static void watch(struct serial_input *s, bool want)
 {
 	if (want == s->in_watched || s->eof)
 		return;
+	if (s->always_ready) { /* a regular file or /dev/null: read on at the next turn */
+		s->in_watched = want;
+		if (want)
+			kick(s);
+		return;
+	}
 	int ret = want ? evloop_add(s->loop, s->in_fd, EPOLLIN, &s->in_handler)
 		       : evloop_del(s->loop, s->in_fd);
 	if (ret)
@@ -85,6 +99,8 @@ static void on_input(void *opaque, uint32_t events)
 	s->pending_len = len;
 	if (!push_pending(s))
 		watch(s, false); /* resumed when the guest drains the FIFO */
+	else if (s->always_ready)
+		kick(s); /* one read per turn: other work goes on between */
 }
 
 static void on_wake(void *opaque, uint32_t events)
@@ -93,17 +109,17 @@ static void on_wake(void *opaque, uint32_t events)
 	uint64_t v;
 	if (read(s->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
+	bool was = s->in_watched;
 	if (!s->pending_len || push_pending(s))
 		watch(s, true);
+	if (s->always_ready && was && s->in_watched)
+		on_input(s, EPOLLIN);
 }
 
-/* The guest emptied the FIFO (vCPU thread): let the I/O thread go on. */
+/* The guest emptied the FIFO or set the UART up (vCPU thread): let the I/O thread go on. */
 static void drained(void *opaque)
 {
-	struct serial_input *s = opaque;
-	uint64_t one = 1;
-	if (write(s->wake_fd, &one, sizeof(one)) < 0)
-		log_warn("serial input: cannot wake the I/O thread: %s", strerror(errno));
+	kick(opaque);
 }
 
 int serial_input_init(struct serial_input *s, struct uart8250 *uart, int in_fd, bool escape,
@@ -127,9 +143,15 @@ int serial_input_init(struct serial_input *s, struct uart8250 *uart, int in_fd, 
 		return error_set(err, ret, "serial input: epoll: %s", strerror(-ret));
 	uart->rx_opaque = s;
 	uart->rx_drained = drained;
-	watch(s, true);
-	if (!s->in_watched)
-		return error_set(err, -EINVAL, "serial input: cannot watch fd %d", in_fd);
+	ret = evloop_add(loop, in_fd, EPOLLIN, &s->in_handler);
+	if (ret == -EPERM) { /* epoll takes no regular file or /dev/null: always readable */
+		s->always_ready = true;
+		kick(s);
+	} else if (ret) {
+		return error_set(err, ret, "serial input: cannot watch fd %d: %s", in_fd,
+				 strerror(-ret));
+	}
+	s->in_watched = true;
 	return 0;
 }
 
@@ -139,7 +161,7 @@ void serial_input_destroy(struct serial_input *s)
 		s->uart->rx_drained = NULL;
 		s->uart = NULL;
 	}
-	if (s->in_watched)
+	if (s->in_watched && !s->always_ready)
 		evloop_del(s->loop, s->in_fd);
 	s->in_watched = false;
 	if (s->wake_fd > 0) {

@@ -11,8 +11,8 @@
 
 #define SERIAL_ESCAPE 0x01  /* Ctrl-a */
 
-/* Bytes are read from in_fd only while the UART's FIFO has room (none is
- * dropped): a read that does not fit waits in `pending` and the input is not
+/* Bytes are read from in_fd (a terminal, a pipe, a socket, or a regular file or /dev/null:
+ * read to the end, then EOF) only while the UART's FIFO has room (none is dropped): a read that does not fit waits in `pending` and the input is not
  * watched until the guest drains the FIFO (uart8250 rx_drained). With
  * `escape`, Ctrl-a x asks to quit (`quit` runs on the I/O thread), Ctrl-a
  * Ctrl-a sends one Ctrl-a, and Ctrl-a followed by anything else sends both. */
@@ -23,6 +23,8 @@ struct serial_input {
 	struct evloop *loop;
 	struct evloop_handler in_handler, wake_handler;
 	bool in_watched, eof, escape, after_escape;
+	bool always_ready;           /* in_fd is no pollable fd (a regular file, /dev/null): it
+				      * is read on each I/O thread turn (wake_fd) while watched */
 	void (*quit)(void *opaque);
 	void *opaque;
 	uint8_t pending[64];

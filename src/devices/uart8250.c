@@ -153,12 +153,15 @@ static void reg_write(struct uart8250 *u, uint32_t reg, uint8_t v)
 			if (!(u->ier & IER_THRI) && (v & IER_THRI))
 				u->thre_pending = true;
 			u->ier = v & 0x0f;
+			u->rx_ready |= (v & IER_RDI) != 0;
 		}
 		break;
 	case REG_IIR_FCR:
 		u->fcr = v & 0xc9;
-		if (v & FCR_CLEAR_RX)
+		if (v & FCR_CLEAR_RX) {
 			u->rx_count = 0;
+			u->rx_ready = true;
+		}
 		break;
 	case REG_LCR:
 		u->lcr = v;
@@ -196,10 +199,12 @@ static void uart_write(void *opaque, uint64_t offset, const void *data, uint32_t
 	const uint8_t *in = data;
 	pthread_mutex_lock(&u->lock);
 	uint32_t before = u->rx_count;
+	bool was_ready = u->rx_ready;
 	for (uint32_t i = 0; i < len; i++)
 		reg_write(u, (uint32_t)(offset + i) % UART_NREGS, in[i]);
 	update_irq(u);
-	bool drained = before && !u->rx_count; /* FCR cleared the receive FIFO */
+	/* FCR cleared the receive FIFO, or the guest just set the UART up: input may come */
+	bool drained = (before && !u->rx_count) || (!was_ready && u->rx_ready);
 	pthread_mutex_unlock(&u->lock);
 	if (drained && u->rx_drained)
 		u->rx_drained(u->rx_opaque);
@@ -218,7 +223,7 @@ uint32_t uart8250_receive_some(struct uart8250 *u, const uint8_t *data, uint32_t
 {
 	pthread_mutex_lock(&u->lock);
 	uint32_t n = 0;
-	while (n < len && u->rx_count < UART_FIFO_SIZE)
+	while (u->rx_ready && n < len && u->rx_count < UART_FIFO_SIZE)
 		rx_push(u, data[n++]);
 	update_irq(u);
 	pthread_mutex_unlock(&u->lock);
@@ -233,19 +238,19 @@ const struct bus_ops uart8250_ops = {
 json_t *uart8250_save(struct uart8250 *u)
 {
 	pthread_mutex_lock(&u->lock);
-	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b}", "ier", u->ier, "lcr", u->lcr,
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:b}", "ier", u->ier, "lcr", u->lcr,
 			      "mcr", u->mcr, "scr", u->scr, "dll", u->dll, "dlm", u->dlm, "fcr",
-			      u->fcr, "thre_pending", u->thre_pending);
+			      u->fcr, "thre_pending", u->thre_pending, "rx_ready", u->rx_ready);
 	pthread_mutex_unlock(&u->lock);
 	return o;
 }
 
 int uart8250_load(struct uart8250 *u, const json_t *o)
 {
-	int r[7], thre;
-	if (json_unpack((json_t *)o, "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b}", "ier", &r[0], "lcr",
+	int r[7], thre, ready = 1; /* a snapshot without rx_ready: its guest had long set it up */
+	if (json_unpack((json_t *)o, "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b,s?b}", "ier", &r[0], "lcr",
 			&r[1], "mcr", &r[2], "scr", &r[3], "dll", &r[4], "dlm", &r[5], "fcr", &r[6],
-			"thre_pending", &thre))
+			"thre_pending", &thre, "rx_ready", &ready))
 		return -EINVAL;
 	for (int i = 0; i < 7; i++)
 		if (r[i] < 0 || r[i] > 0xff)
@@ -259,6 +264,7 @@ int uart8250_load(struct uart8250 *u, const json_t *o)
 	u->dlm = (uint8_t)r[5];
 	u->fcr = (uint8_t)r[6];
 	u->thre_pending = thre;
+	u->rx_ready = ready;
 	update_irq(u);
 	pthread_mutex_unlock(&u->lock);
 	return 0;

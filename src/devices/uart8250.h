@@ -22,6 +22,10 @@ struct uart8250 {
 	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
 	bool thre_pending;       /* THR-empty interrupt not yet acknowledged */
 	bool irq_level;          /* what we last told the interrupt controller */
+	/* The guest set the UART up: it cleared its receive FIFO or enabled the receive interrupt.
+	 * Host input waits until then (receive_some takes nothing), so that the set-up does not
+	 * clear away what a pipe or a file gave before the guest was reading. */
+	bool rx_ready;
 	uint8_t rx[UART_FIFO_SIZE];
 	uint32_t rx_head, rx_count;
 	uint64_t tx_bytes, rx_dropped, tx_errors;
@@ -40,8 +44,9 @@ void uart8250_destroy(struct uart8250 *u);
  * are dropped and counted. Raises the receive interrupt when enabled. */
 void uart8250_receive(struct uart8250 *u, const uint8_t *data, uint32_t len);
 
-/* Queues at most what the FIFO has room for; returns how many bytes it took
- * (the caller keeps the rest until rx_drained). */
+/* Queues at most what the FIFO has room for, nothing before the guest set the UART up
+ * (rx_ready); returns how many bytes it took (the caller keeps the rest until rx_drained,
+ * which also runs when the UART becomes ready). */
 uint32_t uart8250_receive_some(struct uart8250 *u, const uint8_t *data, uint32_t len);
 
 /* Snapshot: the registers the guest programmed (IER, LCR, MCR, SCR, divisor, FCR) and a pending

@@ -279,9 +279,16 @@ int lab_main(int argc, char **argv)
 		return st;
 	struct kvm_host kh;
 	kvm_host_probe(o.kvm_device, &kh);
-	/* No KVM at all: nested. A device the operator named, or one this user may not open, is used
-	 * as it is (each run then fails with its error). */
-	if (kh.kind == KVM_HOST_NONE && !kh.denied && !o.kvm_device)
+	/* No KVM at all: nested. A device the operator named is used as it is (each run then fails
+	 * with its error); one this user may not open stops the lab here, before any run. */
+	if (kh.denied) {
+		char who[400];
+		kvm_host_access_why(o.kvm_device ? o.kvm_device : "/dev/kvm", who, sizeof(who));
+		fprintf(stderr, "msivm lab: no permission to open %s (%s): no run can start; "
+			"stopping\n", o.kvm_device ? o.kvm_device : "/dev/kvm", who[0] ? who : kh.why);
+		return EXIT_USAGE;
+	}
+	if (kh.kind == KVM_HOST_NONE && !o.kvm_device)
 		return lab_nested_exec(self, argc, argv, &kh, false, o.out_dir);
 	if (lab_prepare_out_dir(o.out_dir, o.force))
 		return EXIT_USAGE;

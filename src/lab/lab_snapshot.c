@@ -393,9 +393,12 @@ int lab_snapshot_run(const struct lab_options *o, const struct lab_experiment *e
 	for (unsigned i = 0; i < F_NFILES && !ret; i++)
 		if (lab_make_scratch(s->f[i], sizeof(s->f[i]), file_role[i], suffix[i]))
 			ret = fail(s, "msivm lab: cannot create a scratch file");
-	/* Sockets are made by their servers: msivm refuses a path that exists. */
+	/* Sockets are made by their servers, and a snapshot's files by msivm: it refuses a path
+	 * that exists. */
 	unlink(s->f[F_API]);
 	unlink(s->f[F_QMP]);
+	unlink(s->f[F_STATE]);
+	unlink(s->f[F_MEM]);
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	sigaction(SIGPIPE, &ign, &old); /* a VMM that died must not take the lab with it */
 	struct lab_tty t = { 0 };

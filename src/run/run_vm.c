@@ -17,6 +17,7 @@
 #include "util/unix_socket.h"
 #include "vmm/boot.h"
 #include "vmm/jail.h"
+#include "vmm/kvm_host.h"
 #include "vmm/seccomp.h"
 #include "vmm/vm.h"
 #include "util/clock.h"
@@ -119,6 +120,11 @@ static bool open_mem_file(struct vm_config *vm)
 		why = "not a regular file";
 	if (!why && st.st_size == 0 && ftruncate(vm->mem_fd, (off_t)vm->mem_size))
 		why = strerror(errno);
+	/* A snapshot's trailer after the RAM: a VM that runs on the file changes the RAM, so the
+	 * state file that named it no longer matches it (its restore then refuses the file). */
+	if (!why && (uint64_t)st.st_size == vm->mem_size + VM_SNAPSHOT_MEM_TRAILER &&
+	    ftruncate(vm->mem_fd, (off_t)vm->mem_size) == 0)
+		st.st_size = (off_t)vm->mem_size;
 	if (!why && st.st_size != 0 && (uint64_t)st.st_size != vm->mem_size) {
 		fprintf(stderr, "msivm: --mem-file '%s' is %lld bytes and the guest's RAM %llu: give "
 			"--mem %lldK or another file\n", vm->mem_file, (long long)st.st_size,
@@ -267,7 +273,8 @@ static int restore(const struct run_config *c, struct vm *vm, struct error *err)
 	if (ret) {
 		char why[sizeof(err->msg)];
 		memcpy(why, err->msg, sizeof(why));
-		return error_set(err, ret, "cannot restore %s: %s", c->restore_state, why);
+		return error_set(err, ret, "cannot restore %s with the memory file %s: %s",
+				 c->restore_state, c->restore_mem, why);
 	}
 	if (c->restore_paused)
 		atomic_store(&vm->paused, true);
@@ -285,6 +292,10 @@ static struct run_outcome boot_loop(struct run_config *c, struct vm *vm, struct 
 {
 	_Atomic int operator_stop = 0; /* a signal or the API asked to stop: no reboot after it */
 	c->vm.operator_stop = &operator_stop;
+	if (!c->restore_root && x86_kernel_is_bzimage(c->kernel) && kvm_host_is_pvm())
+		log_warn("this host's KVM is PVM (kvm_pvm): a stock Linux bzImage does not boot on it "
+			 "(its CPL0 code is emulated): expect no output. A stock kernel runs on hardware "
+			 "KVM or nested in QEMU (make check-linux, msivm lab --guest linux do that)");
 	for (unsigned boot = 1; vm_create(vm, &c->vm, err) == 0; boot++) {
 		struct x86_boot_spec spec = { c->kernel, c->cmdline, c->initrd };
 		/* The process-wide filter goes on once the first VM is built; it still lets this

@@ -1,4 +1,4 @@
-/* Unix listening sockets: length check, 0600 by umask around bind, clear messages. */
+/* Unix listening sockets: length check, 0600 by umask around bind, clear messages (a path in use: live or stale). */
 #include "util/unix_socket.h"
 
 #include <errno.h>
@@ -7,6 +7,24 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+/* Why `path` is in use, for the message: not a socket, a socket something answers on (a running
+ * VM: removing it would cut that VM off), or a stale one (nothing listens: it may go). */
+static const char *in_use_why(const struct sockaddr_un *a)
+{
+	struct stat st;
+	if (lstat(a->sun_path, &st) || !S_ISSOCK(st.st_mode))
+		return " (a file that is not a socket: give another path)";
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return " (a socket: remove it only if no running VM uses it)";
+	bool live = connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 || errno == EAGAIN;
+	bool stale = !live && errno == ECONNREFUSED;
+	close(fd);
+	return live ? ": another process answers on it (a running VM?): give another path"
+	       : stale ? ": a stale socket, nothing answers on it: remove it and start again"
+		       : " (a socket: remove it only if no running VM uses it)";
+}
 
 int unix_listen(const char *path, const char *what, bool nonblock, struct error *err)
 {
@@ -25,7 +43,7 @@ int unix_listen(const char *path, const char *what, bool nonblock, struct error 
 		ret = -errno;
 		close(fd);
 		return error_set(err, ret, "%s '%s': %s%s", what, path, strerror(-ret),
-				 ret == -EADDRINUSE ? " (remove a stale socket first)" : "");
+				 ret == -EADDRINUSE ? in_use_why(&a) : "");
 	}
 	return fd;
 }

@@ -32,6 +32,17 @@ static int is_bzimage(const struct mapped_file *f)
 	return f->size >= 0x206 && memcmp(f->data + 0x202, "HdrS", 4) == 0;
 }
 
+bool x86_kernel_is_bzimage(const char *path)
+{
+	struct mapped_file k;
+	struct error ignored;
+	if (!path || file_map(path, "kernel", &k, &ignored))
+		return false;
+	bool bz = is_bzimage(&k);
+	file_unmap(&k);
+	return bz;
+}
+
 static int boot_pvh(struct vm *vm, const struct x86_boot_spec *s, const struct mapped_file *k,
 		    const struct mapped_file *rd, uint64_t rsdp, struct error *err)
 {

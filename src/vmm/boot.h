@@ -21,4 +21,7 @@ struct x86_boot_spec {
  * naming the file and the problem. */
 int x86_boot(struct vm *vm, const struct x86_boot_spec *spec, struct error *err);
 
+/* True when `path` is a Linux bzImage (a "HdrS" setup header), false otherwise or unreadable. */
+bool x86_kernel_is_bzimage(const char *path);
+
 #endif

@@ -1,10 +1,12 @@
 /* KVM device: opening it and checking API version and capabilities. */
 #include "vmm/kvm.h"
+#include "vmm/kvm_host.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -43,9 +45,12 @@ int kvm_open(const char *path, struct error *err)
 		if (e == ENOENT)
 			return error_set(err, -e, "%s does not exist: is KVM available "
 					 "(kvm module loaded, virtualization enabled)?", path);
-		if (e == EACCES || e == EPERM)
-			return error_set(err, -e, "no permission to open %s: run as root or "
-					 "join the group that owns it (usually kvm)", path);
+		if (e == EACCES || e == EPERM) {
+			char who[400];
+			kvm_host_access_why(path, who, sizeof(who));
+			return error_set(err, -e, "no permission to open %s (%s)", path,
+					 who[0] ? who : strerror(e));
+		}
 		return error_set(err, -e, "cannot open %s: %s", path, strerror(e));
 	}
 	int version = ioctl(fd, KVM_GET_API_VERSION, 0);

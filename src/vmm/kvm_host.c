@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -108,6 +110,63 @@ void kvm_host_probe(const char *dev, struct kvm_host *h)
 		snprintf(h->why, sizeof(h->why), "%s is hardware KVM (%s, KVM API %d)", dev,
 			 *h->module ? h->module : "a vendor module", h->api);
 	}
+}
+
+bool kvm_host_is_pvm(void)
+{
+	struct kvm_host h = { .kind = KVM_HOST_NONE };
+	backing_module(&h);
+	return !strcmp(h.module, "kvm_pvm");
+}
+
+void kvm_host_access_why(const char *dev, char *buf, size_t len)
+{
+	struct stat st;
+	buf[0] = '\0';
+	if (stat(dev, &st))
+		return;
+	char owner[64], group[64];
+	const struct passwd *pw = getpwuid(st.st_uid);
+	const struct group *gr = getgrgid(st.st_gid);
+	snprintf(owner, sizeof(owner), "%s", pw ? pw->pw_name : "");
+	snprintf(group, sizeof(group), "%s", gr ? gr->gr_name : "");
+	if (!owner[0])
+		snprintf(owner, sizeof(owner), "uid %u", (unsigned)st.st_uid);
+	if (!group[0])
+		snprintf(group, sizeof(group), "gid %u", (unsigned)st.st_gid);
+	unsigned mode = st.st_mode & 07777;
+	bool group_rw = (mode & 060) == 060, other_rw = (mode & 06) == 06;
+	int n = snprintf(buf, len, "owner %s, group %s, mode %04o; you are uid %u", owner, group,
+			 mode, (unsigned)geteuid());
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (group_rw && st.st_gid != 0)
+		snprintf(buf + n, len - (size_t)n, ": join group %s (then log in again) or run as "
+			 "root", group);
+	else if (!other_rw)
+		snprintf(buf + n, len - (size_t)n, ": only %s%s may open it: run as root, or have it "
+			 "given a group of yours (chgrp GROUP %s; chmod 0660 %s) or an ACL "
+			 "(setfacl -m u:USER:rw %s)", owner, group_rw ? " and root's group" : "", dev,
+			 dev, dev);
+}
+
+int kvm_host_report(const char *dev)
+{
+	struct kvm_host h;
+	kvm_host_probe(dev, &h);
+	dev = dev ? dev : "/dev/kvm";
+	if (!h.denied) {
+		printf("%s: %s\n", kvm_host_kind_name(h.kind), h.why);
+		return 0;
+	}
+	char who[400];
+	kvm_host_access_why(dev, who, sizeof(who));
+	const char *what = !strcmp(h.module, "kvm_pvm") ? "PVM (kvm_pvm)"
+			   : h.module[0] ? "hardware KVM" : "a KVM device";
+	printf("denied: %s is %s%s%s, but this user cannot open it (%s)\n", dev, what,
+	       h.module[0] && strcmp(h.module, "kvm_pvm") ? " by " : "",
+	       h.module[0] && strcmp(h.module, "kvm_pvm") ? h.module : "", who[0] ? who : h.why);
+	return 1;
 }
 
 const char *kvm_host_kind_name(enum kvm_host_kind k)

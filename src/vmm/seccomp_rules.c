@@ -52,6 +52,7 @@ static const int setup_calls[] = {
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(uname),
 	SCMP_SYS(sysinfo), SCMP_SYS(membarrier),
 	SCMP_SYS(msync), /* the API thread's snapshot of --mem-file RAM */
+	SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), /* its overwrite */
 	SCMP_SYS(accept4), SCMP_SYS(shutdown), /* the API thread (inherits this filter) */
 };
 
@@ -90,8 +91,6 @@ static const unsigned long setup_ioctls[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-_Static_assert(VM_SNAPSHOT_OPEN_FLAGS == VM_DUMP_OPEN_FLAGS,
-	       "the API thread's openat rule allows one set of flags");
 
 static int allow_calls(scmp_filter_ctx ctx, const int *calls, size_t n)
 {
@@ -166,7 +165,10 @@ int seccomp_rules_build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		static const int api_calls[] = { SCMP_SYS(accept4), SCMP_SYS(shutdown),
 						 SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
 						 SCMP_SYS(fcntl), SCMP_SYS(ftruncate),
-						 SCMP_SYS(msync) /* a snapshot of --mem-file RAM */ };
+						 SCMP_SYS(msync) /* a snapshot of --mem-file RAM */,
+						 /* a snapshot's overwrite (rename), a failed one's files */
+						 SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
+						 SCMP_SYS(unlink), SCMP_SYS(unlinkat) };
 		/* ... and PUT /vm/dump: the parked vCPUs' registers, and new files in the dump
 		 * directory (openat with exactly vm_dump_write's flags: it cannot read a file) */
 		static const unsigned long api_ioctls[] = { KVM_GET_IRQCHIP, KVM_IRQ_LINE,
@@ -182,6 +184,9 @@ int seccomp_rules_build(scmp_filter_ctx ctx, enum seccomp_kind kind)
 		if (!ret && kind == SECCOMP_API)
 			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
 					       SCMP_A2(SCMP_CMP_EQ, VM_DUMP_OPEN_FLAGS));
+		if (!ret) /* ... and a snapshot's new files (O_EXCL: it cannot read one either) */
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+					       SCMP_A2(SCMP_CMP_EQ, VM_SNAPSHOT_OPEN_FLAGS));
 	}
 	if (!ret && kind == SECCOMP_VCPU)
 		ret = allow_ioctls(ctx, vcpu_ioctls, N(vcpu_ioctls));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 #include "vmm/vm_state.h"
 
 _Static_assert(sizeof(struct vm_snapshot_header) == 64, "the state file's header is 64 bytes");
+_Static_assert(sizeof(struct vm_snapshot_mem_trailer) == 64, "the memory file's trailer is 64 bytes");
+#define MEM_ID_LEN 16
 
 /* ---- the guest's CPU: what a restore on another host must still offer ---- */
 
@@ -230,8 +233,15 @@ json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 	json_object_set_new(root, "taken", json_integer((json_int_t)time(NULL)));
 	json_object_set_new(root, "cpu", cpu ? cpu : json_null());
 	json_object_set_new(root, "config", cfg ? cfg : json_null());
-	json_object_set_new(root, "memory", json_pack("{s:I,s:o}", "size", (json_int_t)vm->mem.size,
-						      "regions", regions));
+	uint8_t id[MEM_ID_LEN];
+	char idhex[2 * MEM_ID_LEN + 1];
+	if (ok && getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
+		ok = 0;
+		error_set(err, -EIO, "cannot draw the snapshot's id: %s", strerror(errno));
+	}
+	hex_encode(id, sizeof(id), idhex);
+	json_object_set_new(root, "memory", json_pack("{s:I,s:o,s:s}", "size", (json_int_t)vm->mem.size,
+						      "regions", regions, "id", idhex));
 	json_object_set_new(root, "vm", chips ? chips : json_null());
 	json_object_set_new(root, "vcpus", vcpus);
 	json_object_set_new(root, "com1", uart8250_save(&vm->com1));
@@ -290,11 +300,20 @@ int vm_snapshot_write(struct vm *vm, const json_t *state, int state_fd, int mem_
 	if (mem_fd < 0 && msync(vm->mem.host, vm->mem.size, MS_SYNC))
 		return error_set(err, -errno, "cannot flush the RAM to %s: %s", vm->cfg.mem_file,
 				 strerror(errno));
-	if (mem_fd < 0)
-		return 0;
-	if (ftruncate(mem_fd, (off_t)vm->mem.size))
+	struct vm_snapshot_mem_trailer t = { .format = VM_SNAPSHOT_FORMAT,
+					     .trailer_size = VM_SNAPSHOT_MEM_TRAILER,
+					     .ram_size = vm->mem.size };
+	memcpy(t.magic, VM_SNAPSHOT_MEM_MAGIC, 8);
+	const json_t *id = json_object_get(json_object_get(state, "memory"), "id");
+	if (!json_is_string(id) || hex_decode(json_string_value(id), json_string_length(id), t.id,
+					      sizeof(t.id)))
+		return error_set(err, -EINVAL, "the state has no memory id");
+	int fd = mem_fd < 0 ? vm->cfg.mem_fd : mem_fd;
+	if (ftruncate(fd, (off_t)(vm->mem.size + VM_SNAPSHOT_MEM_TRAILER)))
 		return error_set(err, -errno, "cannot size the memory file: %s", strerror(errno));
-	ret = file_write_sparse(mem_fd, vm->mem.host, vm->mem.size, 0);
+	ret = mem_fd < 0 ? 0 : file_write_sparse(mem_fd, vm->mem.host, vm->mem.size, 0);
+	if (!ret)
+		ret = write_all(fd, &t, sizeof(t), (off_t)vm->mem.size);
 	if (ret)
 		return error_set(err, ret, "cannot write the memory file: %s", strerror(-ret));
 	return 0;
@@ -372,20 +391,53 @@ static int memory_copy(struct vm *vm, int fd, struct error *err)
 	return 0;
 }
 
+/* That `fd` is the memory file of the state whose memory.id is `id`: its size (the RAM and the
+ * trailer) and its trailer's id; a state without an id (taken before the trailer existed) wants
+ * the RAM alone. Reads 64 bytes, never the RAM. */
+static int memory_bound(const struct vm *vm, const json_t *id, int fd, struct error *err)
+{
+	struct stat st;
+	uint64_t want = vm->mem.size + (id ? VM_SNAPSHOT_MEM_TRAILER : 0);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != want)
+		return error_set(err, -EINVAL, "the memory file is %lld bytes, the snapshot's RAM %llu%s",
+				 (long long)st.st_size, (unsigned long long)vm->mem.size,
+				 id ? " and its 4096-byte trailer: it is not this state file's memory"
+				    : "");
+	if (!id)
+		return 0;
+	uint8_t want_id[MEM_ID_LEN];
+	struct vm_snapshot_mem_trailer t;
+	if (!json_is_string(id) || hex_decode(json_string_value(id), json_string_length(id),
+					      want_id, sizeof(want_id)))
+		return error_set(err, -EINVAL, "the state's memory id is invalid");
+	ssize_t n = pread(fd, &t, sizeof(t), (off_t)vm->mem.size);
+	if (n != (ssize_t)sizeof(t) || memcmp(t.magic, VM_SNAPSHOT_MEM_MAGIC, 8) ||
+	    t.ram_size != vm->mem.size)
+		return error_set(err, -EINVAL, "the memory file has no snapshot trailer (%s): it is "
+				 "not this state file's memory", VM_SNAPSHOT_MEM_MAGIC);
+	if (memcmp(t.id, want_id, sizeof(want_id))) {
+		char got[2 * MEM_ID_LEN + 1];
+		hex_encode(t.id, sizeof(t.id), got);
+		return error_set(err, -EINVAL, "the memory file belongs to another snapshot (its id %s, "
+				 "the state file's %s): give the memory file written with this state "
+				 "file", got, json_string_value(id));
+	}
+	return 0;
+}
+
 /* Guest RAM from the memory file: mapped privately over the anonymous RAM vm_create made
  * (nothing has touched it yet), so pages load on first touch and the file is never written;
  * or, with `copy`, read into that RAM (the file can go once the restore is done). */
 static int memory_load(struct vm *vm, const json_t *mem, int mem_fd, bool copy, struct error *err)
 {
 	const json_t *size = json_object_get(mem, "size");
-	struct stat st;
 	if (!json_is_integer(size) || (uint64_t)json_integer_value(size) != vm->mem.size)
 		return error_set(err, -EINVAL, "the snapshot's RAM is %lld bytes, this VM's %llu",
 				 json_is_integer(size) ? (long long)json_integer_value(size) : -1LL,
 				 (unsigned long long)vm->mem.size);
-	if (fstat(mem_fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != vm->mem.size)
-		return error_set(err, -EINVAL, "the memory file is %lld bytes, the snapshot's RAM %llu",
-				 (long long)st.st_size, (unsigned long long)vm->mem.size);
+	int ret = memory_bound(vm, json_object_get(mem, "id"), mem_fd, err);
+	if (ret)
+		return ret;
 	if (copy)
 		return memory_copy(vm, mem_fd, err);
 	void *p = mmap(vm->mem.host, vm->mem.size, PROT_READ | PROT_WRITE,

@@ -171,7 +171,23 @@ run run --kernel "$PROBE" --api-socket "$TMP/no/such/dir/api.sock"
 expect "an API socket in a missing directory is refused" 125 "" "api.sock': No such file or directory"
 touch "$TMP/taken"
 run run --kernel "$PROBE" --api-socket "$TMP/taken"
-expect "an existing path is not replaced" 125 "" "Address already in use"
+expect "an existing path is not replaced" 125 "" "Address already in use \(a file that is not a socket"
+# The socket of a running VM: a second VM is told that something answers on it (not to remove it),
+# and the first VM keeps its API; a socket nobody listens on is called stale.
+"$MSIVM" run --kernel "$PROBE" --api-socket "$TMP/live.sock" --cmdline "button=off exit=9" \
+	>"$TMP/vm.out" 2>"$TMP/vm.err" &
+vm=$!
+wait_for 'waiting for the power button'
+run run --kernel "$PROBE" --api-socket "$TMP/live.sock"
+expect "a running VM's API socket: refused, 'another process answers on it'" 125 "" \
+	"live.sock': Address already in use: another process answers on it \(a running VM\?\): give another path"
+out=$("$MSIVM" remote --api-socket "$TMP/live.sock" power-button); status=$?
+expect "... and the first VM still answers on it" 0 '"result":"pressed"'
+wait "$vm"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/stale.sock"
+run run --kernel "$PROBE" --api-socket "$TMP/stale.sock"
+expect "a stale API socket (nothing listens): refused, called stale" 125 "" \
+	"stale.sock': Address already in use: a stale socket, nothing answers on it: remove it"
 run remote --api-socket "$TMP/nothing.sock" info
 expect "msivm remote names a socket nobody serves" 125 "" "cannot connect to .*nothing.sock"
 run remote info

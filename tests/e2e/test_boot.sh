@@ -84,6 +84,38 @@ run run --kernel "$PROBE" --kvm-device /dev/null
 expect "a device that is not KVM" 125 '' 'is not a KVM device'
 run run --kernel "$PROBE" --serial /nonexistent-dir/console
 expect "unwritable --serial file" 125 '' "cannot open serial output"
+# A bzImage on a PVM host: one warning at start that a stock kernel does not boot there (not a
+# refusal: this one, a minimal bzImage whose 64-bit entry writes 7 to the debug-exit port, runs).
+python3 - "$TMP/tiny.bzImage" <<'PY'
+import struct, sys
+img = bytearray(1024 + 0x200 + 16)       # setup: 1 sector + the boot sector; then the kernel
+img[0x1f1] = 1                            # setup_sects
+struct.pack_into('<H', img, 0x1fe, 0xaa55)
+img[0x201] = 0x66                         # the header runs to 0x268
+img[0x202:0x206] = b'HdrS'
+struct.pack_into('<H', img, 0x206, 0x020c)
+img[0x211] = 0x01                         # loadflags: LOADED_HIGH
+struct.pack_into('<I', img, 0x230, 0x200000)  # kernel_alignment
+struct.pack_into('<H', img, 0x236, 0x0001)    # xloadflags: XLF_KERNEL_64
+struct.pack_into('<I', img, 0x238, 255)       # cmdline_size
+struct.pack_into('<I', img, 0x260, 0x10000)   # init_size
+img[1024 + 0x200:1024 + 0x206] = bytes([0xb0, 0x07, 0xe6, 0xf4, 0xeb, 0xfe])  # mov al,7; out 0xf4,al; jmp .
+open(sys.argv[1], 'wb').write(img)
+PY
+case "$("$MSIVM" host 2>&1)" in
+pvm:*)
+	run run --kernel "$TMP/tiny.bzImage" --serial off
+	if [ "$status" = 7 ] && [ "$(grep -c 'a stock Linux bzImage does not boot on it' <<<"$err")" = 1 ]; then
+		pass "a bzImage on a PVM host: one warning at start, the kernel still boots (exit 7)"
+	else
+		fail "a bzImage on a PVM host: want exit 7 and one warning"
+	fi
+	run run --kernel "$PROBE" --serial off --cmdline "exit=3"
+	expect "an ELF (PVH) kernel on a PVM host: no such warning" 3 '' '^$' ;;
+*)
+	run run --kernel "$TMP/tiny.bzImage" --serial off
+	expect "a bzImage on a non-PVM host: no PVM warning" 7 '' '^$' ;;
+esac
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -c /dev/kvm ] &&
 	[ "$(stat -c %a /dev/kvm)" = 600 ]; then
 	cp "$PROBE" "$TMP/probe.elf" && chmod 755 "$TMP" && chmod 644 "$TMP/probe.elf"
@@ -91,7 +123,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -c /dev/kvm ] &&
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$MSIVM" run --kernel "$TMP/probe.elf" \
 		>"$TMP/out" 2>"$TMP/err" || status=$?
 	out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
-	expect "no permission on /dev/kvm" 125 '' 'no permission to open /dev/kvm'
+	expect "no permission on /dev/kvm: the node's owner, group and mode named" 125 '' \
+		'no permission to open /dev/kvm \(owner root, group root, mode 0600; you are uid 65534: only root may open it: run as root'
 else
 	echo "skip - no permission on /dev/kvm (needs root and a 0600 /dev/kvm)"
 fi

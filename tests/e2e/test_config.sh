@@ -79,6 +79,21 @@ expect "--mem 64 is 64 MiB; vectors=0 alone is irq=intx" 0 'probe: irq mode=intx
 # --- refusals: status 125, one line naming the problem (and the nearest name)
 run run --kernel "$PROBE" --dsik "path=$TMP/disk.img"
 expect "an unknown option names the nearest one" 125 '' '^msivm: unknown option --dsik; did you mean --disk\?$'
+# An abbreviation of several options is ambiguous: named with them all (glibc's getopt took the
+# first, --cpuid-hide, for --cpu 2); one that fits a single option still works.
+for ab in cpu cp; do
+	run run --kernel "$PROBE" "--$ab" 2
+	expect "--$ab 2: ambiguous, its options listed" 125 '' \
+		"^msivm: option --$ab is ambiguous: it could be --cpuid-hide, --cpus, --cpu-pin \(give the whole name\)\$"
+done
+run run --kernel "$PROBE" --cpus=2 --print-config
+expect "an exact name is never ambiguous (--cpus=2 beside --cpu-pin)" 0 '"cpus": 2'
+run run --kernel "$PROBE" --memroy 128M
+expect "--memroy 128M: the nearest option named" 125 '' 'unknown option --memroy; did you mean --memory\?'
+run run --kernel "$PROBE" --memory 128M --print-config
+expect "... and --memory takes the bare size given with it (128M, as --mem)" 0 '"mem": "128M"'
+same "a file's \"memory\" (--memory's spelling) is its \"mem\"" \
+	"{\"kernel\": \"$PROBE\", \"memory\": \"size=256M\"}" --kernel "$PROBE" --mem 256M
 run run --kernel "$PROBE" --disk "pth=$TMP/disk.img"
 expect "an unknown device key names the nearest one" 125 '' "unknown device option 'pth=.*'.*did you mean path\?"
 run run --kernel "$PROBE" --rng irq=msx

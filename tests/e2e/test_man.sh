@@ -73,4 +73,31 @@ done
 status=0 out="" err=""
 [ -z "$missing" ] && pass "the manual has EXIT STATUS (122, 123, 125, 126, 159), POWER, FILES, EXAMPLES" ||
 	fail "manual lacks:$missing"
+
+# EXAMPLES without make install: the page says where the probe is in a build tree, and its first
+# example runs as given with that path (and this msivm).
+examples=$(sed -n '/^EXAMPLES/,/^SEE ALSO/p' "$TMP/page")
+first=$(awk '/^ +truncate/{on=1} on{print} on && !/\\$/ && !/^ +truncate/{exit}' <<<"$examples")
+cmd=$(sed "s|/usr/local/lib/msivm/probe.elf|$PROBE|; s|^ *msivm |$MSIVM |; s|/tmp/disk.img|$TMP/disk.img|g" <<<"$first")
+status=0
+(cd "$TMP" && eval "$cmd") >"$TMP/ex.out" 2>&1 || status=$?
+out=$(tail -n 5 "$TMP/ex.out") err=""
+if grep -q 'build/guest/probe.elf' <<<"$examples" && grep -q 'make install' <<<"$examples" &&
+	[ "$status" = 0 ] && grep -q 'blk verify ok' "$TMP/ex.out"; then
+	pass "EXAMPLES name the build tree's probe (no make install needed); the first one runs (blk verify ok)"
+else
+	fail "EXAMPLES: the build tree's probe not named, or the first example failed: $first"
+fi
+
+# Every tool the README tells people to run beside msivm is installed by scripts/deps.sh.
+missing=""
+for tool in socat curl jq gnuplot qemu-system-x86_64 setfacl; do
+	grep -q -- "\b$tool\b" "$here/../../README.md" || continue
+	pkg=$tool
+	case $tool in qemu-system-x86_64) pkg=qemu-system-x86 ;; gnuplot) pkg=gnuplot-nox ;; setfacl) pkg=acl ;; esac
+	grep -Eq -- "(^|[[:space:](])$pkg([[:space:])]|\$)" "$here/../../scripts/deps.sh" || missing="$missing $tool($pkg)"
+done
+status=0 out="" err=""
+[ -z "$missing" ] && pass "every tool the README runs is installed by scripts/deps.sh" ||
+	fail "the README runs tools scripts/deps.sh does not install:$missing"
 finish

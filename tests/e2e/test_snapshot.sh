@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: snapshot and restore. A probe snapshotted mid-workload finishes in a new msivm process with its data verified (every interrupt mode); a pending interrupt stays pending; a waiting guest keeps its console; clones; bad state files are refused and left as they were.
+# End-to-end: snapshot and restore. A probe snapshotted mid-workload finishes in a new msivm process with its data verified (every interrupt mode); a pending interrupt stays pending; a waiting guest keeps its console; clones; a snapshot never replaces a file (--overwrite does, by rename); bad state files, and a memory file of another snapshot, are refused and left as they were.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -120,6 +120,27 @@ if echo_guest e1; then
 	else
 		fail "snapshot of the running echo guest: status $status, reply '$out'"
 	fi
+	# The same names again: refused (409), nothing written; --overwrite replaces the pair (new
+	# names first, renamed at the end), the old pair kept aside for the pairing refusal below.
+	esum=$(sha256sum "$TMP/e.state" | cut -d' ' -f1)
+	out=$(api "$TMP/e1.sock" snapshot --state "$TMP/e.state" --mem "$TMP/e2.mem" 2>&1)
+	status=$? err=""
+	if [ "$status" = 1 ] && grep -q "e.state' exists: a snapshot never replaces a file" <<<"$out" &&
+		[ "$(sha256sum "$TMP/e.state" | cut -d' ' -f1)" = "$esum" ] && [ ! -e "$TMP/e2.mem" ]; then
+		pass "a snapshot onto an existing state file is refused (409, 'e.state' exists: a snapshot never replaces a file'), nothing written"
+	else
+		fail "snapshot onto an existing file: status $status, reply '$out'"
+	fi
+	cp "$TMP/e.state" "$TMP/eold.state" && cp --sparse=always "$TMP/e.mem" "$TMP/eold.mem"
+	out=$(api "$TMP/e1.sock" snapshot --state "$TMP/e.state" --mem "$TMP/e.mem" --overwrite 2>&1)
+	status=$? err=""
+	if [ "$status" = 0 ] && [ "$(sha256sum "$TMP/e.state" | cut -d' ' -f1)" != "$esum" ] &&
+		[ -z "$(ls "$TMP" | grep msivm-new)" ] &&
+		[ "$(body "$TMP/e.state" | jq -r .memory.id)" != "$(body "$TMP/eold.state" | jq -r .memory.id)" ]; then
+		pass "snapshot --overwrite replaces the pair (a new memory id, no temporary file left)"
+	else
+		fail "snapshot --overwrite: status $status, reply '$out'"
+	fi
 	echo quit >&3
 fi
 exec 3>&-
@@ -193,7 +214,10 @@ hdr = b[:16] + struct.pack('<Q', len(body)) + hashlib.sha256(body).digest() + b'
 open(sys.argv[2], 'wb').write(hdr + body)
 PY
 truncate -s 64M "$TMP/small.mem"
+truncate -s $((256 * 1048576 + 4096)) "$TMP/notrailer.mem"
 cases=(
+	"another snapshot's memory file|state=$TMP/e.state,mem=$TMP/eold.mem|cannot restore $TMP/e.state with the memory file $TMP/eold.mem: the memory file belongs to another snapshot"
+	"a memory file without a trailer|state=$TMP/e.state,mem=$TMP/notrailer.mem|the memory file has no snapshot trailer (MSIVMRAM): it is not this state file's memory"
 	"truncated|state=$TMP/trunc.state,mem=$mem|is truncated"
 	"corrupted|state=$TMP/flip.state,mem=$mem|is corrupted"
 	"another format|state=$TMP/v2.state,mem=$mem|snapshot of format 2"
@@ -270,7 +294,7 @@ if echo_guest m --mem-file "$TMP/ram.bin"; then
 	status=$? err=""
 	if [ "$status" = 0 ] && [ "$(jq -r .mem <<<"$out")" = "$TMP/ram.bin" ] &&
 		[ "$(body "$TMP/m.state" | jq -r .memory.file)" = "$TMP/ram.bin" ] &&
-		[ "$(stat -c %s "$TMP/ram.bin")" = 268435456 ]; then
+		[ "$(stat -c %s "$TMP/ram.bin")" = $((268435456 + 4096)) ]; then
 		pass "--mem-file: a paused snapshot names the RAM file and copies nothing"
 	else
 		fail "--mem-file snapshot: status $status, reply '$out'"
@@ -312,7 +336,7 @@ else
 fi
 run run --mem 128M --mem-file "$TMP/ram.bin" --kernel "$PROBE"
 expect "--mem-file of another size than --mem is refused" 125 '' \
-	"is 268435456 bytes and the guest's RAM 134217728"
+	"is 268439552 bytes and the guest's RAM 134217728"
 run run --memory "size=256M,shared" --kernel "$PROBE"
 expect "--memory shared without file= is refused" 125 '' 'shared needs file=PATH'
 run run --restore "state=$TMP/m.state" --mem-file "$TMP/ram3.bin"

@@ -323,6 +323,7 @@ follow_restored() {
 # restored=0|1 ticks=BEFORE,AFTER" (AFTER 1: the restored guest printed a tick within 60 s).
 api_snapshot_restore() {
 	local r=$WORK/api.sock s k1 after=0 i=0 kr alive=0
+	rm -f "$WORK/snap.state" "$WORK/snap.mem" # a snapshot never replaces a file
 	"$MSIVM" remote --api-socket "$r" --timeout "$API_TIMEOUT" snapshot --state "$WORK/snap.state" \
 		--mem "$WORK/snap.mem" --paused >"$WORK/api.snap" 2>"$WORK/api.err"
 	s=$?
