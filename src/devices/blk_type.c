@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/log.h"
+
 /* readonly and num_queues are cloud-hypervisor's spellings. */
 enum { K_PATH, K_RO, K_READONLY, K_QUEUES, K_NUM_QUEUES, K_ENGINE };
 
@@ -63,11 +65,21 @@ static int blk_check(struct device_opts *o, struct error *e)
 	if (!b->path[0])
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "path=FILE is required");
 	if (access(b->path, b->ro ? R_OK : R_OK | W_OK)) {
+		int err = errno;
 		o->msg = DEVICE_MSG_AS_IS;
-		return error_set(e, -errno, "cannot open disk image '%.200s': %s%s", b->path,
-				 strerror(errno), !b->ro && errno == EACCES ? " (add ,ro for read-only)"
-									    : "");
+		return error_set(e, -err, "cannot open disk image '%.200s': %s%s", b->path,
+				 strerror(err), b->ro ? "" : err == EROFS
+				 ? " (the file system is read-only: add ,ro to the disk, as in "
+				   "--disk path=FILE,ro)"
+				 : err == EACCES ? " (add ,ro for read-only)" : "");
 	}
+	/* A file nobody may write (mode 0444) that root could open read-write anyway: as QEMU and
+	 * cloud-hypervisor, msivm does what it is told (read-write), but says so once. */
+	struct stat st;
+	if (!b->ro && !stat(b->path, &st) && S_ISREG(st.st_mode) && !(st.st_mode & 0222))
+		log_warn("disk image '%.200s' has mode %04o (nobody may write it) but is opened "
+			 "read-write, as root may: add ,ro to keep it unwritten", b->path,
+			 (unsigned)(st.st_mode & 07777));
 	return 0;
 }
 

@@ -68,6 +68,9 @@ struct lab_run {
 	char error[256];         /* failed: one line saying why (the first line of errout) */
 	bool have_work_cpu;      /* the probe's work window was seen (both lines) */
 	struct lab_cpu_window work_cpu; /* VMM process CPU between "probe: work begin" and "work end" */
+	bool window_failed;      /* that window measured nothing sound (lab_cpu_window_ok): its CPU
+				  * figures are a failed measurement (NaN), said so in every output */
+	char window_why[96];
 	double work_begin_ms;    /* when the first sample was taken, since the VMM's start */
 	double work_ms;          /* host time between those two samples */
 };

@@ -105,7 +105,7 @@ static void print_vcpu_note(FILE *out, const struct lab_options *o,
 				const struct lab_cell *c = &cells[e][vmm][m];
 				for (unsigned r = 0; r < c->nruns; r++) {
 					const struct lab_run *run = &c->runs[r];
-					if (run->failed || !run->have_work_cpu)
+					if (run->failed || !run->have_work_cpu || run->window_failed)
 						continue;
 					windows++;
 					on_cpu += run->work_cpu.vcpu_ns;

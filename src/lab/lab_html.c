@@ -108,7 +108,14 @@ static void row(FILE *f, const struct lab_options *o, struct lab_cell (*cells)[2
 			snprintf(ratio, sizeof(ratio), "-");
 		}
 	}
-	if (!s.n)
+	unsigned wfailed = 0; /* the work window's CPU figures: a failed measurement (lab_run.c) */
+	if (!strcmp(x->metrics[k].key, LAB_VMM_CPU_KEY) || !strcmp(x->metrics[k].key, "vcpu_cpu_us_per_req"))
+		for (unsigned r = 0; r < c->nruns; r++)
+			wfailed += !c->runs[r].failed && c->runs[r].window_failed;
+	if (!s.n && wfailed)
+		fprintf(f, "<td class=\"failed\">measurement failed (%u of %u runs)</td><td></td>",
+			wfailed, c->nruns);
+	else if (!s.n)
 		fputs("<td class=\"missing\">no figure</td><td></td>", f);
 	else {
 		fmt(med, sizeof(med), s.median);

@@ -138,6 +138,22 @@ static void print_failures(FILE *out, const struct lab_options *o,
 	fprintf(out, "%u of %u runs failed\n", o->runs_failed, o->runs_done);
 }
 
+/* Runs of c whose work window failed as a measurement (lab_cpu_window_ok); *why: the first's. */
+static unsigned failed_windows(const struct lab_cell *c, const char **why)
+{
+	unsigned f = 0;
+	for (unsigned r = 0; r < c->nruns; r++)
+		if (!c->runs[r].failed && c->runs[r].window_failed && !f++)
+			*why = c->runs[r].window_why;
+	return f;
+}
+
+/* True for the figures a work window measures (the VMM's and the vCPUs' CPU in it). */
+static bool window_metric(const struct lab_metric_def *md)
+{
+	return !strcmp(md->key, LAB_VMM_CPU_KEY) || !strcmp(md->key, "vcpu_cpu_us_per_req");
+}
+
 static unsigned failed_runs(const struct lab_cell *c)
 {
 	unsigned f = 0;
@@ -214,8 +230,13 @@ static void print_table(FILE *out, const struct lab_options *o,
 						snprintf(ratio, sizeof(ratio), "  %10s", q.n ? r : "-");
 					}
 					unsigned f = failed_runs(c);
-					char note[64] = "";
-					if (f)
+					const char *wwhy = "";
+					unsigned wf = window_metric(md) ? failed_windows(c, &wwhy) : 0;
+					char note[192] = "";
+					if (wf)
+						snprintf(note, sizeof(note), "  (measurement failed in %u of %u runs: "
+							 "%s)", wf, c->nruns, wwhy);
+					else if (f)
 						snprintf(note, sizeof(note), "  (%u of %u runs failed)", f, c->nruns);
 					char med[24], lo[24], hi[24];
 					fmt_fig(med, sizeof(med), s.median);
@@ -226,7 +247,7 @@ static void print_table(FILE *out, const struct lab_options *o,
 							vmm ? "qemu" : "msivm", mode, "not run");
 					else if (!s.n)
 						fprintf(out, "  %-*s %-6s %-12s %10s%s\n", w, label,
-							vmm ? "qemu" : "msivm", mode, "n/a", note);
+							vmm ? "qemu" : "msivm", mode, wf ? "FAILED" : "n/a", note);
 					else
 						fprintf(out, "  %-*s %-6s %-12s %10s %10s %10s %9s%s%s\n", w,
 							label, vmm ? "qemu" : "msivm", mode, med, lo, hi, chg,
@@ -268,6 +289,9 @@ static json_t *lab_work_cpu_json(const struct lab_run *run)
 			      "vcpu_utime_ns", w->vcpu_utime_ns, "vcpu_stime_ns", w->vcpu_stime_ns,
 			      "vcpu_guest_ns", w->vcpu_guest_ns, "threads_started", (int)w->started,
 			      "threads_ended", (int)w->ended, "truncated", (int)w->truncated);
+	json_object_set_new(j, "measurement_failed", json_boolean(run->window_failed));
+	if (run->window_failed)
+		json_object_set_new(j, "failed_why", json_string(run->window_why));
 	for (unsigned i = 0; i < w->nnames; i++)
 		json_object_set_new(names, w->names[i].name,
 				    json_pack("{s:s,s:f}", "kind", kinds[w->names[i].kind], "ns",
@@ -403,11 +427,13 @@ static bool write_chart(const struct lab_options *o, struct lab_cell (*cells)[2]
 			if (!lab_cell_wanted(o, x, (enum lab_vmm)vmm, m, &why))
 				continue;
 			struct lab_summary s = lab_summarize(&cells[e][vmm][m], k);
-			const char *mode = irq_mode_name((enum irq_mode)m);
+			const char *mode = irq_mode_name((enum irq_mode)m), *wwhy;
+			bool wfailed = window_metric(md) && failed_windows(&cells[e][vmm][m], &wwhy);
 			if (s.n)
 				fprintf(gp, "\"%s\" %g %g %g\n", mode, s.median, s.min, s.max);
 			else
-				fprintf(gp, "\"%s%s\" NaN NaN NaN\n", mode, vmm ? "" : " (no data)");
+				fprintf(gp, "\"%s%s\" NaN NaN NaN\n", mode,
+					wfailed ? " (measurement failed)" : vmm ? "" : " (no data)");
 		}
 		fprintf(gp, "e\n");
 	}

@@ -281,6 +281,8 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 	if (!ret && w->ended) {
 		run->have_work_cpu = true;
 		lab_cpu_window(&w->begin, &w->end, &run->work_cpu);
+		run->window_failed = !lab_cpu_window_ok(&run->work_cpu, run->window_why,
+							sizeof(run->window_why));
 		run->work_ms = w->work_ms;
 		run->work_begin_ms = (double)w->begin_ns / 1e6;
 	}
@@ -313,7 +315,7 @@ int lab_run_once(const struct lab_options *o, const struct lab_experiment *exp,
 					      ? cpu_ns - (double)ready_cpu_ns : NAN,
 		.tsc_hz = o->tsc_hz, .console = run->console,
 		.stats_json = run->raw_json,
-		.work_cpu = run->have_work_cpu ? &run->work_cpu : NULL,
+		.work_cpu = run->have_work_cpu && !run->window_failed ? &run->work_cpu : NULL,
 		.ok = !run->failed,
 	};
 	lab_compute_metrics(exp, &raw, run->v);

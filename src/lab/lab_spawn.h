@@ -46,7 +46,8 @@ char *lab_slurp(const char *path);
  * into run->console and run->errout (errout at most LAB_STDERR_MAX); fills
  * run->status (128+N: killed by signal N) and run->secs, and *ru. A signal on
  * sigfd (-1: none) is forwarded to the child, which is killed if it has not
- * ended 5 s later (a second signal kills at once); ch->signo tells. The child
+ * ended 5 s later (a second signal kills at once); ch->signo tells, and is SIGINT too for a
+ * child that died of SIGINT or exited 130 (a Ctrl-C that reached it first). The child
  * dies with the lab (PR_SET_PDEATHSIG). Returns 0, or -errno if it could not
  * be started (nothing captured). */
 int lab_spawn(char *const argv[], int sigfd, struct lab_child *ch, struct lab_run *run,

@@ -238,6 +238,7 @@ void lab_cpu_window(const struct lab_cpu_snap *a, const struct lab_cpu_snap *b,
 		}
 		double ns = (double)(t->run_ns - t0->run_ns);
 		if (t->kind == LAB_THREAD_VCPU) {
+			w->vcpus_seen++;
 			w->vcpu_ns += ns;
 			w->vcpu_utime_ns += (double)(t->utime - t0->utime) * tick_ns;
 			w->vcpu_stime_ns += (double)(t->stime - t0->stime) * tick_ns;
@@ -249,6 +250,25 @@ void lab_cpu_window(const struct lab_cpu_snap *a, const struct lab_cpu_snap *b,
 		}
 		add_name(w, t->comm, t->kind, ns);
 	}
-	for (unsigned i = 0; i < a->n; i++)
-		w->ended += !find_tid(b, a->t[i].tid);
+	for (unsigned i = 0; i < a->n; i++) {
+		if (find_tid(b, a->t[i].tid))
+			continue;
+		w->ended++;
+		w->ended_core += a->t[i].kind != LAB_THREAD_KVM && strncmp(a->t[i].comm, "iou-", 4);
+	}
+}
+
+bool lab_cpu_window_ok(const struct lab_cpu_window *w, char *why, size_t len)
+{
+	if (w->truncated)
+		snprintf(why, len, "a thread snapshot was truncated");
+	else if (!w->vcpus_seen)
+		snprintf(why, len, "no vCPU thread at the window's end (%u threads ended in it)",
+			 w->ended);
+	else if (w->ended_core)
+		snprintf(why, len, "%u of the VMM's threads ended inside the window: their CPU is "
+			 "missing", w->ended_core);
+	else
+		return true;
+	return false;
 }

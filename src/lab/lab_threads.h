@@ -3,6 +3,7 @@
 #define MSIVM_LAB_LAB_THREADS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,6 +50,9 @@ struct lab_cpu_window {
 	double vcpu_utime_ns, vcpu_stime_ns, vcpu_guest_ns;  /* tick-sampled, from stat */
 	unsigned started;           /* threads that appeared in the window (counted whole) */
 	unsigned ended;             /* threads that ended in it (their share is missing) */
+	unsigned ended_core;        /* of those, the VMM's own and vCPU threads (not io_uring's
+				     * workers, which come and go): the figures lack their share */
+	unsigned vcpus_seen;        /* vCPU threads present at the window's end */
 	bool truncated;             /* a snapshot was truncated */
 	unsigned nnames;
 	struct {
@@ -88,5 +92,10 @@ int lab_cpu_snap_take(pid_t pid, struct lab_cpu_snap *s);
  * only in b counts whole (an empty a gives b's totals). Both must be ok. */
 void lab_cpu_window(const struct lab_cpu_snap *a, const struct lab_cpu_snap *b,
 		    struct lab_cpu_window *w);
+
+/* Whether w measured what its figures claim: a vCPU thread at its end, none of the VMM's own or
+ * vCPU threads ended inside it, no snapshot truncated. False with the reason in why (one line):
+ * its CPU figures are then a failed measurement, never a result. */
+bool lab_cpu_window_ok(const struct lab_cpu_window *w, char *why, size_t len);
 
 #endif

@@ -92,4 +92,28 @@ else
 fi
 expect "SIGTERM still stops that VM with 143" 143
 
+# Read-only images: one on a read-only file system is refused with the ,ro hint; one of mode
+# 0444 that root opens read-write anyway is warned about (as QEMU, msivm does as told).
+truncate -s 1M "$TMP/ro444.img" && chmod 0444 "$TMP/ro444.img"
+run run --kernel "$PROBE" --disk "path=$TMP/ro444.img" --cmdline "exit=3"
+if [ "$(id -u)" = 0 ]; then
+	expect "a mode-0444 image opened read-write by root: a warning naming ,ro" 3 '' \
+		"ro444.img' has mode 0444 \(nobody may write it\) but is opened read-write, as root may: add ,ro"
+fi
+run run --kernel "$PROBE" --disk "path=$TMP/ro444.img,ro" --cmdline "exit=3"
+expect "... and with ,ro no warning" 3 '' '^$'
+mkdir -p "$TMP/rofs"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2m tmpfs "$TMP/rofs" 2>/dev/null; then
+	truncate -s 1M "$TMP/rofs/d.img"
+	mount -o remount,ro "$TMP/rofs"
+	run run --kernel "$PROBE" --disk "path=$TMP/rofs/d.img" --cmdline "exit=3"
+	expect "an image on a read-only file system: refused with the ,ro hint" 125 '' \
+		"d.img': Read-only file system \(the file system is read-only: add ,ro to the disk"
+	run run --kernel "$PROBE" --disk "path=$TMP/rofs/d.img,ro" --cmdline "exit=3"
+	expect "... which then runs" 3
+	umount "$TMP/rofs"
+else
+	echo "skip - an image on a read-only file system (needs root and mount)"
+fi
+
 finish

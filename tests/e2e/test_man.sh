@@ -80,7 +80,7 @@ examples=$(sed -n '/^EXAMPLES/,/^SEE ALSO/p' "$TMP/page")
 first=$(awk '/^ +truncate/{on=1} on{print} on && !/\\$/ && !/^ +truncate/{exit}' <<<"$examples")
 cmd=$(sed "s|/usr/local/lib/msivm/probe.elf|$PROBE|; s|^ *msivm |$MSIVM |; s|/tmp/disk.img|$TMP/disk.img|g" <<<"$first")
 status=0
-(cd "$TMP" && eval "$cmd") >"$TMP/ex.out" 2>&1 || status=$?
+eval "$cmd" >"$TMP/ex.out" 2>&1 || status=$?
 out=$(tail -n 5 "$TMP/ex.out") err=""
 if grep -q 'build/guest/probe.elf' <<<"$examples" && grep -q 'make install' <<<"$examples" &&
 	[ "$status" = 0 ] && grep -q 'blk verify ok' "$TMP/ex.out"; then

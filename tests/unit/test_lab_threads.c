@@ -148,6 +148,41 @@ static void test_msivm_io_uring_worker(void **state)
 	free(b);
 }
 
+/* A window is a measurement only with a vCPU thread at its end and none of the VMM's own threads
+ * ended inside it: an io_uring worker that ends is fine; a VM gone before the end sample is not. */
+static void test_window_ok(void **state)
+{
+	(void)state;
+	struct lab_cpu_window w;
+	char why[96];
+	window(DATA "msivm-blk/a", DATA "msivm-blk/b", &w);
+	assert_true(lab_cpu_window_ok(&w, why, sizeof(why)));
+	window(DATA "msivm-write/b", DATA "msivm-write/c", &w); /* iou-wrk-* ended */
+	assert_int_equal(w.ended, 1);
+	assert_true(lab_cpu_window_ok(&w, why, sizeof(why)));
+	/* the end sample found the VM gone (the report's threads_ended 2, CPU per ping 0) */
+	struct lab_cpu_snap *a = malloc(sizeof(*a)), gone = { .ok = true };
+	assert_int_equal(lab_cpu_snap_read(DATA "msivm-blk/a", a), 0);
+	lab_cpu_window(a, &gone, &w);
+	assert_double_equal(w.vcpu_ns, 0, 0);
+	assert_false(lab_cpu_window_ok(&w, why, sizeof(why)));
+	assert_non_null(strstr(why, "no vCPU thread at the window's end"));
+	/* the vCPU still there, the I/O thread gone: its share is missing */
+	struct lab_cpu_snap *b = malloc(sizeof(*b));
+	assert_int_equal(lab_cpu_snap_read(DATA "msivm-blk/b", b), 0);
+	unsigned k = 0;
+	for (unsigned i = 0; i < b->n; i++)
+		if (strcmp(b->t[i].comm, "msivm-io"))
+			b->t[k++] = b->t[i];
+	assert_int_equal(k, b->n - 1);
+	b->n = k;
+	lab_cpu_window(a, b, &w);
+	assert_false(lab_cpu_window_ok(&w, why, sizeof(why)));
+	assert_non_null(strstr(why, "1 of the VMM's threads ended inside the window"));
+	free(a);
+	free(b);
+}
+
 static void test_qemu(void **state)
 {
 	(void)state;
@@ -225,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_parse_schedstat),
 		cmocka_unit_test(test_msivm),
 		cmocka_unit_test(test_msivm_io_uring_worker),
+		cmocka_unit_test(test_window_ok),
 		cmocka_unit_test(test_qemu),
 		cmocka_unit_test(test_hardware_kvm_guest_time),
 		cmocka_unit_test(test_vhost_kernel_threads),
