@@ -82,7 +82,7 @@ expect "a missing device is 'none' with its name" 0 "^none: no $TMP/no-such-kvm\
 run host --kvm-device /dev/null
 expect "a device that is no KVM is 'none', saying so" 0 '^none: /dev/null answers KVM API -1'
 # A user who may not open /dev/kvm: msivm host says what the device is and that this user cannot
-# open it (not 'none', status 1); the lab stops before its first run.
+# open it (not 'none', status 1).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -c /dev/kvm ] &&
 	[ "$(stat -c %a /dev/kvm)" = 600 ] && [ "$kind" != none ]; then
 	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$MSIVM" "$@" >"$TMP/out" 2>"$TMP/err"; }
@@ -90,15 +90,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -c /dev/kvm ] &&
 	status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
 	expect "msivm host, /dev/kvm not openable: 'denied', what it is, who may open it, status 1" 1 \
 		'^denied: /dev/kvm is (PVM \(kvm_pvm\)|hardware KVM by kvm_(intel|amd)), but this user cannot open it \(owner root, group root, mode 0600'
-	t0=$(date +%s%N)
-	nobody lab --runs 1 --probe "$PROBE" --out "$TMP/denied-lab"
-	status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err") ms=$((($(date +%s%N) - t0) / 1000000))
-	if [ "$status" = 125 ] && grep -q 'msivm lab: no permission to open /dev/kvm (owner root.*no run can start; stopping' <<<"$err" &&
-		[ ! -e "$TMP/denied-lab" ] && [ "$ms" -lt 5000 ]; then
-		pass "msivm lab, /dev/kvm not openable: stops before any run (125 in $ms ms)"
-	else
-		fail "msivm lab without permission on /dev/kvm (want 125, the message, no report, $ms ms)"
-	fi
+	# (the lab stopping before its first run: test_lab_honest.sh)
 else
 	echo "skip - no permission on /dev/kvm (needs root, setpriv and a 0600 KVM device)"
 fi

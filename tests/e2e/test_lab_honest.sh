@@ -76,9 +76,10 @@ if [ "$(id -u)" = 0 ] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups
 		"$MSIVM_ABS" lab --probe "$PROBE_ABS" --runs 1 --experiments boot --modes msix --out "$d/out" \
 		>"$TMP/out" 2>"$TMP/err" || status=$?
 	out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
-	expect "lab as a user without /dev/kvm: status 1, the permission error on the terminal" 1 \
-		'cannot open /dev/kvm: Permission denied' \
-		'^run 1/1 msivm boot msix failed \(status 125\): msivm: no permission to open /dev/kvm'
+	expect "lab as a user without /dev/kvm: stops before its first run (125), naming owner, group and mode" 125 \
+		'' '^msivm lab: no permission to open /dev/kvm \(owner root, group root, mode 0600.*no run can start; stopping$'
+	[ ! -e "$d/out" ] && [ "$(wc -l <<<"$err")" = 1 ] && pass "... one line, no run, no report" ||
+		fail "lab as nobody: a report or more than one line"
 	no_scratch "lab as nobody" "$d"
 else
 	echo "skip - lab as a user without /dev/kvm (not root, or nobody may open /dev/kvm)"
