@@ -89,15 +89,16 @@ else
 	fail "EXAMPLES: the build tree's probe not named, or the first example failed: $first"
 fi
 
-# Every tool the README tells people to run beside msivm is installed by scripts/deps.sh.
+# Every tool the README and the usage guide tell people to run beside msivm is installed by
+# scripts/deps.sh.
 missing=""
 for tool in socat curl jq gnuplot qemu-system-x86_64 setfacl; do
-	grep -q -- "\b$tool\b" "$here/../../README.md" || continue
+	cat "$here/../../README.md" "$here/../../docs/usage.md" 2>/dev/null | grep -q -- "\b$tool\b" || continue
 	pkg=$tool
 	case $tool in qemu-system-x86_64) pkg=qemu-system-x86 ;; gnuplot) pkg=gnuplot-nox ;; setfacl) pkg=acl ;; esac
 	grep -Eq -- "(^|[[:space:](])$pkg([[:space:])]|\$)" "$here/../../scripts/deps.sh" || missing="$missing $tool($pkg)"
 done
 status=0 out="" err=""
-[ -z "$missing" ] && pass "every tool the README runs is installed by scripts/deps.sh" ||
-	fail "the README runs tools scripts/deps.sh does not install:$missing"
+[ -z "$missing" ] && pass "every tool the README and docs/usage.md run is installed by scripts/deps.sh" ||
+	fail "the README or docs/usage.md run tools scripts/deps.sh does not install:$missing"
 finish
