@@ -242,9 +242,11 @@ static void snapshot_create(struct fc_vmm *fc, struct api_target *t, json_t *bod
 		fault(r, "Cannot create a snapshot of a running microVM: pause it first "
 			 "(PATCH /vm {\"state\": \"Paused\"})");
 	else {
-		json_t *own_body = json_pack("{s:O,s:O,s:b}", "state",
+		/* Firecracker replaces existing files (create + truncate): so do we, by rename */
+		json_t *own_body = json_pack("{s:O,s:O,s:b,s:b}", "state",
 					     json_object_get(body, "snapshot_path"), "mem",
-					     json_object_get(body, "mem_file_path"), "resume", 0);
+					     json_object_get(body, "mem_file_path"), "resume", 0,
+					     "overwrite", 1);
 		char *text = json_dumps(own_body, JSON_COMPACT);
 		json_decref(own_body);
 		own(t, "/vm/snapshot", text, r);
