@@ -15,6 +15,7 @@
 #include "devices/virtio_rng.h"
 #include "devices/virtio_vsock.h"
 #include "irq/gsi_routes.h"
+#include "pci/pci_func.h"
 #include "util/error.h"
 #include "virtio/virtio_pci.h"
 #include "core/evloop.h"
@@ -30,7 +31,8 @@
 	X(VM_DEV_BLK, blk_device_type, "disk")            \
 	X(VM_DEV_CONSOLE, console_device_type, "console") \
 	X(VM_DEV_NET, net_device_type, "net")            \
-	X(VM_DEV_VSOCK, vsock_device_type, "vsock")
+	X(VM_DEV_VSOCK, vsock_device_type, "vsock")       \
+	X(VM_DEV_VFIO, vfio_device_type, "device")
 
 #define DEVICE_TYPE_ENUM(e, entry, option) e,
 enum vm_device_type { DEVICE_TYPES(DEVICE_TYPE_ENUM) VM_DEV_NTYPES };
@@ -47,6 +49,10 @@ struct vm_device_spec {
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 	enum virtio_rng_source rng_source; /* VM_DEV_RNG: source= (0: the DRBG) */
 	struct rate_limit_opts limit; /* VM_DEV_RNG, _BLK, _NET: bps=, ops= (0: none) */
+	struct vfio_opts {            /* VM_DEV_VFIO: the host device passed through */
+		char path[256];       /* path=/sys/bus/pci/devices/DDDD:BB:DD.F */
+		char id[32];          /* id=: its name in logs and --stats ("" : vfioN) */
+	} vfio;
 };
 
 /* What a device is built in: the VM's memory, KVM, routes, loop and MMIO bus. */
@@ -86,12 +92,17 @@ struct device_type {
 	const char *(*spec_print)(const struct vm_device_spec *spec, json_t *obj);
 	/* ---- the device ---- */
 	/* Builds device `index` (counted within its type) from spec, with its backend and rate
-	 * limit. Returns it, with *pci its transport, or NULL with a message in *err and nothing
+	 * limit. Returns it, with *pci its virtio transport (NULL for a device that is not virtio:
+	 * pci_func and attach_intx then say the rest), or NULL with a message in *err and nothing
 	 * left open. */
 	void *(*create)(const struct device_env *env, const struct vm_device_spec *spec,
 			unsigned index, struct virtio_pci **pci, struct error *err);
 	/* Releases a device create returned (backend, files, the memory itself). */
 	void (*destroy)(void *dev);
+	/* A device without a virtio transport (VFIO): its PCI function, and its INTx wired to
+	 * `gsi` once it has a slot (returns 0 or -errno). NULL for virtio types. */
+	struct pci_func *(*pci_func)(void *dev);
+	int (*attach_intx)(void *dev, uint32_t gsi);
 	/* Its --stats line(s): counters beyond the transport's interrupt table. */
 	void (*print_stats)(const void *dev, FILE *out);
 	/* Adds its counters to its --stats-json object (type, transport and kicks are there). */
@@ -107,11 +118,12 @@ struct device_type {
 		       struct error *err);
 };
 
-/* A device of a VM: its type, the device and its transport. */
+/* A device of a VM: its type, the device, its PCI function and, for virtio, its transport. */
 struct vm_device {
 	const struct device_type *type;
 	void *dev;
-	struct virtio_pci *pci;
+	struct virtio_pci *pci;       /* NULL: not a virtio device (VFIO) */
+	struct pci_func *func;
 };
 
 /* The entry of `t` (every enum vm_device_type has one), or NULL if t is out of range. */

@@ -26,15 +26,16 @@ static int assign_bars(struct vm *vm, struct pci_func *f, struct error *err)
 	return 0;
 }
 
-static int attach(struct vm *vm, struct virtio_pci *t, struct error *err)
+static int attach(struct vm *vm, struct vm_device *d, struct error *err)
 {
-	int slot = pci_host_add(&vm->pci, &t->func);
+	int slot = pci_host_add(&vm->pci, d->func);
 	if (slot < 0)
-		return error_set(err, slot, "%s: no free PCI slot", t->info.name);
-	int ret = virtio_pci_attach_intx(t, pci_host_intx_gsi((uint8_t)slot));
+		return error_set(err, slot, "%s: no free PCI slot", d->func->name);
+	uint32_t gsi = pci_host_intx_gsi((uint8_t)slot);
+	int ret = d->pci ? virtio_pci_attach_intx(d->pci, gsi) : d->type->attach_intx(d->dev, gsi);
 	if (ret)
-		return error_set(err, ret, "%s: cannot wire INTx: %s", t->info.name, strerror(-ret));
-	return assign_bars(vm, &t->func, err);
+		return error_set(err, ret, "%s: cannot wire INTx: %s", d->func->name, strerror(-ret));
+	return assign_bars(vm, d->func, err);
 }
 
 int pci_devices_create(struct vm *vm, struct error *err)
@@ -64,9 +65,10 @@ int pci_devices_create(struct vm *vm, struct error *err)
 		if (!d->dev)
 			return -EINVAL;
 		d->type = type;
+		d->func = d->pci ? &d->pci->func : type->pci_func(d->dev);
 		vm->ndevs++;
 		per_type[spec->type]++;
-		if ((ret = attach(vm, d->pci, err)))
+		if ((ret = attach(vm, d, err)))
 			return ret;
 	}
 	return 0;

@@ -6,6 +6,7 @@
 #include <linux/kvm.h>
 #include <linux/fs.h>
 #include <linux/if_tun.h>
+#include <linux/vfio.h>
 #include <linux/vhost.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -51,6 +52,7 @@ static const int setup_calls[] = {
 	SCMP_SYS(sched_getscheduler), SCMP_SYS(prlimit64), SCMP_SYS(getuid), SCMP_SYS(geteuid),
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(uname),
 	SCMP_SYS(sysinfo), SCMP_SYS(membarrier),
+	SCMP_SYS(getdents64), /* --device: its IOMMU group's devices, listed at each boot */
 	SCMP_SYS(msync), /* the API thread's snapshot of --mem-file RAM */
 	SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), /* its overwrite */
 	SCMP_SYS(accept4), SCMP_SYS(shutdown), /* the API thread (inherits this filter) */
@@ -70,6 +72,9 @@ static const unsigned long device_ioctls[] = {
 /* ... and the vCPU thread itself: running, fault reports. */
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_GET_REGS, KVM_GET_SREGS, KVM_TRANSLATE,
+	/* a passed-through device (vfio/): the guest's config writes switch its interrupts
+	 * (MSI-X/MSI/INTx enable) and its BAR moves move the KVM slots of the BAR's pages */
+	VFIO_DEVICE_SET_IRQS, KVM_SET_USER_MEMORY_REGION,
 };
 /* ... and setup (main thread). */
 static const unsigned long setup_ioctls[] = {
@@ -87,6 +92,12 @@ static const unsigned long setup_ioctls[] = {
 	KVM_GET_XSAVE, KVM_GET_XSAVE2, KVM_GET_XCRS, KVM_GET_LAPIC, KVM_GET_VCPU_EVENTS,
 	KVM_GET_DEBUGREGS, KVM_GET_MP_STATE, KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2, KVM_GET_CLOCK,
 	KVM_GET_PIT2,
+	/* VFIO (vfio/vfio_host.c): the container, group and device opened at each boot, DMA
+	 * mapped and unmapped, interrupts off and a reset at the end (vCPUs: SET_IRQS only) */
+	VFIO_GET_API_VERSION, VFIO_CHECK_EXTENSION, VFIO_SET_IOMMU, VFIO_GROUP_GET_STATUS,
+	VFIO_GROUP_SET_CONTAINER, VFIO_GROUP_UNSET_CONTAINER, VFIO_GROUP_GET_DEVICE_FD,
+	VFIO_DEVICE_GET_INFO, VFIO_DEVICE_GET_REGION_INFO, VFIO_DEVICE_GET_IRQ_INFO,
+	VFIO_DEVICE_SET_IRQS, VFIO_DEVICE_RESET, VFIO_IOMMU_MAP_DMA, VFIO_IOMMU_UNMAP_DMA,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -121,7 +121,8 @@ void vm_io_park_handler(void *opaque, uint32_t events)
 	if (!asked)
 		return;
 	for (uint32_t i = 0; i < vm->ndevs; i++)
-		virtio_pci_quiesce(vm->devs[i].pci);
+		if (vm->devs[i].pci)
+			virtio_pci_quiesce(vm->devs[i].pci);
 	pthread_mutex_lock(&vm->pause_lock);
 	vm->io_parked = true;
 	pthread_cond_broadcast(&vm->pause_cond);

@@ -224,7 +224,8 @@ static int write_devices(struct vm *vm, int fd)
 {
 	json_t *root = json_object(), *devs = json_array();
 	for (uint32_t i = 0; i < vm->ndevs; i++)
-		json_array_append_new(devs, transport_json(vm->devs[i].pci));
+		if (vm->devs[i].pci)
+			json_array_append_new(devs, transport_json(vm->devs[i].pci));
 	json_object_set_new(root, "transports", devs);
 	json_object_set_new(root, "end_reason", json_string(vm->end_reason ? vm->end_reason : ""));
 	json_object_set_new(root, "stats", vm_stats_json(vm));

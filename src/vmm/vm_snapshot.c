@@ -214,6 +214,15 @@ json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 		json_array_append_new(vcpus, s ? s : json_null());
 	}
 	for (uint32_t i = 0; ok && i < vm->ndevs; i++) {
+		if (!vm->devs[i].pci) { /* VFIO: the device's state is in the hardware */
+			error_set(err, -EOPNOTSUPP, "%s: a passed-through (VFIO) device cannot be "
+				  "saved: its state lives in the host's hardware, which msivm cannot "
+				  "read back or restore (as in QEMU, cloud-hypervisor and Firecracker)",
+				  vm->devs[i].func->name);
+			ok = 0;
+			*refused = true;
+			break;
+		}
 		json_t *s = virtio_pci_state_save(vm->devs[i].pci, err);
 		ok = s != NULL;
 		*refused = !ok;
@@ -485,7 +494,10 @@ int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy
 		return error_set(err, -EINVAL, "the snapshot's COM1 registers are invalid");
 	/* Devices last: what they signal lands in the LAPICs just restored. */
 	for (uint32_t i = 0; i < vm->ndevs; i++)
-		if ((ret = virtio_pci_state_load(vm->devs[i].pci,
+		if (!vm->devs[i].pci)
+			return error_set(err, -EOPNOTSUPP, "%s: a passed-through (VFIO) device cannot "
+					 "be restored", vm->devs[i].func->name);
+		else if ((ret = virtio_pci_state_load(vm->devs[i].pci,
 				json_object_get(json_array_get(devs, i), "transport"), err)))
 			return ret;
 	return 0;

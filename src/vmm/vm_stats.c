@@ -61,7 +61,9 @@ void vm_stats_mark(void *opaque, unsigned id)
 	for (uint32_t i = 0; i < vm->ncpus; i++)
 		s.cpu_ns += thread_cpu_ns(vm->vcpus[i].thread);
 	for (uint32_t i = 0; i < vm->ndevs; i++)
-		s.isr_reads += __atomic_load_n(&vm->devs[i].pci->stats.isr_reads, __ATOMIC_RELAXED);
+		if (vm->devs[i].pci)
+			s.isr_reads += __atomic_load_n(&vm->devs[i].pci->stats.isr_reads,
+						       __ATOMIC_RELAXED);
 	if (id == LAB_MARK_WORK_START)
 		vm->work_start = s;
 	else
@@ -76,7 +78,7 @@ static void print_queues(struct vm *vm, FILE *out)
 		"interrupts", "suppressed", "held", "joined", "held us");
 	for (uint32_t d = 0; d < vm->ndevs; d++) {
 		struct virtio_pci *t = vm->devs[d].pci;
-		for (uint16_t q = 0; q < t->info.nqueues; q++) {
+		for (uint16_t q = 0; t && q < t->info.nqueues; q++) {
 			const struct vpci_queue_stats *s = &t->queues[q].stats;
 			if (!s->completions)
 				continue;
@@ -95,6 +97,8 @@ void vm_stats_print(struct vm *vm, FILE *out)
 		"use", "delivered", "pended", "replayed", "dropped");
 	for (uint32_t d = 0; d < vm->ndevs; d++) {
 		struct virtio_pci *t = vm->devs[d].pci;
+		if (!t)
+			continue; /* VFIO: its own lines (print_stats) */
 		const char *mode = irq_mode_name(t->cfg.mode);
 		for (uint16_t v = 0; t->has_msix && v < t->msix.nvec; v++) {
 			const struct msix_vec_stats *s = &t->msix.stats[v];
@@ -188,7 +192,7 @@ json_t *vm_stats_json(struct vm *vm)
 	json_t *root = json_object(), *devs = json_array(), *exits = json_object();
 	for (uint32_t d = 0; d < vm->ndevs; d++) {
 		const struct vm_device *dev = &vm->devs[d];
-		json_t *dj = device_json(dev->pci);
+		json_t *dj = dev->pci ? device_json(dev->pci) : json_object();
 		json_object_set_new(dj, "type", json_string(dev->type->name));
 		dev->type->stats_json(dev->dev, dj);
 		json_array_append_new(devs, dj);

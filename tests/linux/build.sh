@@ -192,11 +192,13 @@ build_l2() {
 	# button + evdev: the ACPI power button as an input device (power=button)
 	# vmw_vsock_virtio_transport (with vsock): AF_VSOCK over msivm's --vsock
 	# ext4: the kata configuration mounts the container disk attached through PATCH /drives
+	# nvme: the controller the vfio configuration passes through (tests/linux/vfio-init)
 	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio \
-		vmw_vsock_virtio_transport ext4; do add_module "$root" "$m"; done
+		vmw_vsock_virtio_transport ext4 nvme; do add_module "$root" "$m"; done
 	vsk "$root"
 	install -m 755 "$here/guest-init" "$root/init"
 	install -m 644 "$here/kata-guest" "$root/kata-guest"
+	install -m 755 "$here/vfio-init" "$root/vfio-init" # the vfio configuration's guest
 	install -m 755 "$here/../../guest/linux/lab-init" "$root/lab-init" # msivm lab --guest linux
 	cp "$KVMLINUZ" "$out/vmlinuz.new"
 	(cd "$root" && find . | sort | cpio -o -H newc --quiet | gzip -6) >"$out/initramfs.cpio.gz.new"
@@ -231,7 +233,9 @@ build_l1() {
 	busybox_root "$root"
 	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration;
 	# vhost_vsock (with vsock): /dev/vhost-vsock for its --vsock backend=vhost and QEMU's
-	for m in irqbypass kvm kvm-amd tun vhost_net vhost_vsock loop virtio_pci virtio_blk; do
+	# vfio_iommu_type1, vfio-pci: the vfio configuration passes L1's emulated NVMe through
+	for m in irqbypass kvm kvm-amd tun vhost_net vhost_vsock loop virtio_pci virtio_blk \
+		vfio_iommu_type1 vfio-pci; do
 		add_module "$root" "$m"
 	done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
@@ -260,6 +264,7 @@ build_l1() {
 	mkdir -p "$out/kata-ctr"
 	echo kata-container-disk-ok >"$out/kata-ctr/kata.txt" # run-kata.sh's katatxt
 	mke2fs -q -F -t ext4 -d "$out/kata-ctr" "$root/lc/kata-ctr.ext4" 8M || die "mke2fs failed"
+	install -m 755 "$here/run-vfio.sh" "$root/lc/run-vfio.sh"
 	install -m 644 "$here/checks.list" "$root/lc/checks.list"
 	install -m 755 "$here/l1-init" "$root/init"
 	echo "$KVER" >"$root/lc/kver"

@@ -3,7 +3,7 @@
 # reference) with the test init of tests/linux/guest-init and checks msivm through Linux's own
 # drivers: interrupts, virtio-blk, virtio-net over a tap, virtio-console, virtio-rng, power.
 #
-#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu,qnomsi,distro,qdistro,kata] [--mode auto|direct|nested]
+#   tests/linux/check-linux.sh [--configs msix,msi,intx,nomsi,vhost,qemu,qnomsi,distro,qdistro,kata,vfio] [--mode auto|direct|nested]
 #                              [--no-build] [--report] [--bootloop N]
 #
 # Configurations (default: all but qnomsi and qdistro): msix, msi, intx (every device on that irq mode), nomsi (msix plus
@@ -14,7 +14,10 @@
 # scripts/build-rootfs.sh under msivm, checked through systemd: tests/linux/run-distro.sh),
 # qnomsi (qemu booted pci=nomsi: QEMU's INTx, the reference for nomsi) and qdistro (the same
 # under QEMU); the last two are not in the default list, for time; kata (not in it yet: Kata Containers' Firecracker
-# driver replayed against msivm started as "firecracker": tests/linux/run-kata.sh). With a hardware /dev/kvm (`msivm host`
+# driver replayed against msivm started as "firecracker": tests/linux/run-kata.sh). vfio (in the default
+# list) passes L1's emulated NVMe through to the guest under msivm (MSI-X with a reboot, INTx) and
+# QEMU's vfio-pci (tests/linux/run-vfio.sh, docs/vfio.md): nested only, its own L1 with an
+# emulated IOMMU, about 3 minutes. With a hardware /dev/kvm (`msivm host`
 # says "hardware": kvm_intel or kvm_amd) run-checks.sh runs on this host ("direct"); on a PVM host
 # or one with no usable /dev/kvm ("pvm", "none") inside a nested L1: QEMU TCG with an AMD CPU
 # model whose Linux loads kvm_amd ("nested").
@@ -95,11 +98,11 @@ if [ -n "$distroboots" ]; then
 	done
 	configs=distro # what is built and attached: the distro image
 fi
-configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro}
+configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro,vfio}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
-	msix | msi | intx | nomsi | vhost | qemu | qnomsi | distro | qdistro | kata) ;;
+	msix | msi | intx | nomsi | vhost | qemu | qnomsi | distro | qdistro | kata | vfio) ;;
 	msixsig | msix1 | msix2g | qemu2g) [ -n "$bootloop" ] || { echo "check-linux: configuration $c is for --bootloop only" >&2; exit 2; } ;;
 	*) echo "check-linux: unknown configuration $c" >&2; exit 2 ;;
 	esac
@@ -173,7 +176,7 @@ newer() { # target sources...: true when target is missing or older than a sourc
 }
 if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 	[ -x build/msivm ] || { say "make"; make -s all >"$LOGS/make.log" 2>&1 || { tail -n 20 "$LOGS/make.log"; die "make failed"; }; }
-	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$here/kata-guest" "$top/guest/linux/lab-init" "$here/build.sh" "$here/vsk.c"; then
+	if newer "$B/l2/initramfs.cpio.gz" "$here/guest-init" "$here/kata-guest" "$here/vfio-init" "$top/guest/linux/lab-init" "$here/build.sh" "$here/vsk.c"; then
 		say "build L2 guest (Debian cloud kernel + tests/linux/guest-init)"
 		OUT=$B "$here/build.sh" l2 2>&1 | tee "$LOGS/build-l2.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building the L2 guest failed"
@@ -188,7 +191,7 @@ if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 		fi ;;
 	esac
 	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm "$B/l2/initramfs.cpio.gz" \
-		"$here/l1-init" "$here/run-checks.sh" "$here/run-distro.sh" "$here/run-kata.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
+		"$here/l1-init" "$here/run-checks.sh" "$here/run-distro.sh" "$here/run-kata.sh" "$here/run-vfio.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
 		say "build L1 (Debian cloud kernel, kvm_amd, msivm, QEMU, the L2 guest)"
 		OUT=$B MSIVM=build/msivm "$here/build.sh" l1 2>&1 | tee "$LOGS/build-l1.log" | sed 's/^/  /'
 		[ "${PIPESTATUS[0]}" = 0 ] || die "building L1 failed"
@@ -205,6 +208,7 @@ budget() {
 		case "$c" in
 		msix | qemu) s=$((s + TMO + 3 * TMO / 2 + 30)) ;;
 		distro | qdistro) s=$((s + 4 * DTMO + 60)) ;; # four boots (run-distro.sh)
+		vfio) s=$((s + 4 * TMO + 60)) ;; # three VMM runs, one with a reboot (run-vfio.sh)
 		*) s=$((s + TMO + 30)) ;;
 		esac
 	done
@@ -246,19 +250,45 @@ run_direct() {
 	rm -f "$f"
 }
 
+# The vfio configuration's patterns, found in the NVMe's image here in L0 after L1 exits: what
+# the L2 guest wrote through the passed-through device reached the outer disk.
+vfio_image_checks() {
+	local v seek n
+	for v in msix:1 intx:2 qemu:3; do
+		seek=${v#*:} v=${v%%:*}
+		n=$(dd if="$B/vfio-nvme.img" bs=1M skip="$seek" count=1 2>/dev/null | grep -a -c "^lcvfio-$v-pattern-")
+		if [ "$n" -ge 28000 ]; then
+			echo "PASS vfio.$v.image $n pattern lines at $seek MiB of L0's NVMe image" >>"$RES/vfio/results.txt"
+		else
+			echo "FAIL vfio.$v.image: $n pattern lines (want 28339) at $seek MiB of L0's NVMe image" >>"$RES/vfio/results.txt"
+		fi
+	done
+	rm -f "$B/vfio-nvme.img"
+}
+
 # One L1 boot running the given configurations; sets l1_rc and l1_log.
 run_l1() { # attempt configs...
 	local attempt=$1
 	shift
-	local img=$B/l1-out.img f=$LOGS/l1.fifo t distro=
+	local img=$B/l1-out.img f=$LOGS/l1.fifo t distro= machine=q35 vfio= iommu=
 	# the distro configurations' image is L1's /dev/vdb, an overlay thrown away with L1
 	case " $* " in *" distro "* | *" qdistro "*)
 		distro="-drive file=$B/distro/check.img,if=none,id=distro,format=raw,snapshot=on -device virtio-blk-pci,drive=distro" ;;
 	esac
+	# vfio: an emulated IOMMU with interrupt remapping and an emulated NVMe with an image of its
+	# own, which L1 passes through (tests/linux/run-vfio.sh; ../shared/platform.md has the recipe)
+	case " $* " in *" vfio "*)
+		rm -f "$B/vfio-nvme.img" && truncate -s 64M "$B/vfio-nvme.img"
+		machine=q35,kernel-irqchip=split
+		vfio="-device intel-iommu,intremap=on,caching-mode=on -drive file=$B/vfio-nvme.img,if=none,id=nvme0,format=raw -device nvme,serial=msivmvfio,drive=nvme0,msix_qsize=8"
+		# no_timer_check: with interrupt remapping, a TCG L1 that missed the IO-APIC timer check
+		# panicked ("timer doesn't work through Interrupt-remapped IO-APIC", 1 boot in 2)
+		iommu=" intel_iommu=on no_timer_check" ;;
+	esac
 	l1_log=$LOGS/l1-$attempt.log
 	rm -f "$img" && truncate -s "$([ -n "${LC_KEEPCORE:-}" ] && echo 2G || echo 128M)" "$img"
 	t=${l1_budget:-$(budget "$@")}
-	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO lc.dtimeout=$DTMO lc.hostkvm=${hostkvm%%:*}${l1_extra:+ $l1_extra}"
+	local cmd="console=ttyS0 panic=-1 lc.configs=$(echo "$*" | tr ' ' ',') lc.timeout=$TMO lc.dtimeout=$DTMO lc.hostkvm=${hostkvm%%:*}${l1_extra:+ $l1_extra}$iommu"
 	[ -n "${LC_FIO:-}" ] && cmd="$cmd lc.fio=$LC_FIO"
 	[ -n "${LC_IPERF:-}" ] && cmd="$cmd lc.iperf=$LC_IPERF"
 	[ -n "${LC_MIB:-}" ] && cmd="$cmd lc.mib=$LC_MIB"
@@ -274,7 +304,7 @@ run_l1() { # attempt configs...
 	rm -f "$f" && mkfifo "$f"
 	show "$l1_log" <"$f" &
 	local sp=$!
-	timeout -k 10 "$t" qemu-system-x86_64 -accel "$L1_ACCEL" -cpu max -smp "$L1_SMP" -m 4G -M q35 \
+	timeout -k 10 "$t" qemu-system-x86_64 -accel "$L1_ACCEL" -cpu max -smp "$L1_SMP" -m 4G -M "$machine" $vfio \
 		-nodefaults -no-user-config -display none -serial stdio -no-reboot \
 		${LINUX_CHECK_L1_MONITOR:+-monitor unix:$LINUX_CHECK_L1_MONITOR,server,nowait} \
 		-kernel "$B/l1/vmlinuz" -initrd "$B/l1/initramfs.cpio" -append "$cmd" \
@@ -330,6 +360,7 @@ run_l1() { # attempt configs...
 			cp -a "$x/distro-boots" "$LOGS/distro-boots/l1-$attempt"
 		[ -n "$lab_out" ] && [ -d "$x/lab" ] && rm -rf "$lab_out.l1" && cp -a "$x/lab" "$lab_out.l1"
 		[ -e "$x/l1-error" ] && cp "$x/l1-error" "$RES/"
+		[ -n "$vfio" ] && [ -d "$RES/vfio" ] && vfio_image_checks
 	else
 		say "no result archive from L1"
 	fi
@@ -508,8 +539,8 @@ while read -r n cf _; do
 	names+=("$n")
 	for c in $configs; do
 		# all: the configurations of the test guest (tests/linux/guest-init), not the distro ones
-		# nor kata (its own checks: tests/linux/run-kata.sh)
-		case ",$cf,:$c" in ",all,:distro" | ",all,:qdistro" | ",all,:kata") ;; ",all,:"* | *",$c,"*) V[$c/$n]=MISS ;; esac
+		# nor kata (its own checks: tests/linux/run-kata.sh), nor vfio (tests/linux/run-vfio.sh)
+		case ",$cf,:$c" in ",all,:distro" | ",all,:qdistro" | ",all,:kata" | ",all,:vfio") ;; ",all,:"* | *",$c,"*) V[$c/$n]=MISS ;; esac
 	done
 done <"$here/checks.list"
 fails=0

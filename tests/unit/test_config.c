@@ -404,6 +404,9 @@ static void test_aliases(void **state)
 		  "{\"kernel\": \"k\", \"vsock\": [\"cid=5,backend=unix,path=/tmp/v.sock\"]}" },
 		{ "--kernel k --vsock backend=vhost,cid=9",
 		  "{\"kernel\": \"k\", \"vsock\": [{\"cid\": 9, \"backend\": \"vhost\"}]}" },
+		{ "--kernel k --device path=/sys/bus/pci/devices/0000:00:04.0,id=nvme,irq=intx",
+		  "{\"kernel\": \"k\", \"device\": [{\"path\": \"/sys/bus/pci/devices/0000:00:04.0\", "
+		  "\"id\": \"nvme\", \"irq\": \"intx\"}]}" },
 	};
 	expect_all_same(state, cases, NCASES(cases));
 }
@@ -448,6 +451,13 @@ static void test_refusals_name_the_problem(void **state)
 		{ parse_cli, "--kernel k --vsock cid=3", "path=P (the host's unix socket) is required with "
 		  "backend=unix" },
 		{ parse_cli, "--kernel k --vsock cid=3,backend=vmci", "bad backend 'vmci': use unix or vhost" },
+		{ parse_cli, "--kernel k --device id=x", "path=/sys/bus/pci/devices/DDDD:BB:DD.F is required" },
+		{ parse_cli, "--kernel k --device path=/x,irq=msix-shared", "irq=msix-shared is virtio's" },
+		{ parse_cli, "--kernel k --device path=/x,poll=10", "are virtio's: a passed-through" },
+		{ parse_cli, "--kernel k --device path=/x,vectors=4", "are virtio's: a passed-through" },
+		{ parse_cli, "--kernel k --device pth=/x", "did you mean path?" },
+		{ parse_file, "{\"kernel\": \"k\", \"device\": [{\"id\": \"n\"}]}",
+		  "vm.json: device[0]: path=/sys/bus/pci/devices/DDDD:BB:DD.F is required" },
 		{ parse_file, "{\"kernel\": \"k\", \"disk\": [{\"path\": \"@IMG@\", \"coalesce\": true}]}",
 		  "expected an integer or a string" },
 		{ parse_cli, "--kernel k --net backend=peer,mac=01:00:5e:00:00:01", "bad mac" },

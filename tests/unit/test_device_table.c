@@ -34,6 +34,39 @@ static void test_every_type_has_a_full_entry(void **state)
 	assert_string_equal(device_type_get(VM_DEV_BLK)->name, "blk");
 	assert_string_equal(device_type_get(VM_DEV_CONSOLE)->name, "console");
 	assert_string_equal(device_type_get(VM_DEV_NET)->name, "net");
+	assert_string_equal(device_type_get(VM_DEV_VFIO)->name, "vfio");
+	assert_string_equal(device_type_option(VM_DEV_VFIO), "device");
+	/* A type without a virtio transport says how to reach its function and wire INTx. */
+	assert_non_null(device_type_get(VM_DEV_VFIO)->pci_func);
+	assert_non_null(device_type_get(VM_DEV_VFIO)->attach_intx);
+}
+
+/* --device with a path that is no PCI device: nothing built, the message names it. */
+static void test_vfio_create_refuses_a_missing_device(void **state)
+{
+	(void)state;
+	struct fake_vm *vm = fake_vm_new();
+	assert_non_null(vm);
+	struct device_env env = { .mem = &vm->mem, .vm_fd = -1, .routes = &vm->routes,
+				  .mmio = &vm->mmio, .window = fake_window() };
+	struct vm_device_spec spec = { .type = VM_DEV_VFIO, .vfio = { .path = "/nonexistent/0000:00:09.0" } };
+	struct virtio_pci *pci = NULL;
+	struct error err = { "" };
+	assert_null(device_type_get(VM_DEV_VFIO)->create(&env, &spec, 0, &pci, &err));
+	assert_non_null(strstr(err.msg, "no such PCI device"));
+	/* A device bound to another driver (or none): the message says how to bind it. */
+	char path[300] = "";
+	FILE *p = popen("ls -d /sys/bus/pci/devices/* 2>/dev/null | head -n1", "r");
+	if (p && fgets(path, sizeof(path), p)) {
+		path[strcspn(path, "\n")] = 0;
+		snprintf(spec.vfio.path, sizeof(spec.vfio.path), "%s", path);
+		err.msg[0] = 0;
+		if (!device_type_get(VM_DEV_VFIO)->create(&env, &spec, 0, &pci, &err))
+			assert_non_null(strstr(err.msg, "vfio-pci"));
+	}
+	if (p)
+		pclose(p);
+	fake_vm_free(vm);
 }
 
 /* Every type's options come from its entry: an option name and --help text, and keys with
@@ -126,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_every_type_describes_its_options),
 		cmocka_unit_test(test_rng_through_the_table),
 		cmocka_unit_test(test_failed_create_says_why),
+		cmocka_unit_test(test_vfio_create_refuses_a_missing_device),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

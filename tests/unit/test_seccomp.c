@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/vfio.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -96,6 +97,15 @@ static void do_power_button(void)
 	if (ioctl(-1, KVM_GET_IRQCHIP, &chip) != -1 || ioctl(-1, KVM_IRQ_LINE, &l) != -1)
 		_exit(3);
 }
+/* VFIO: SET_IRQS (a guest's MSI-X enable) on vCPU threads; the setup requests on none of
+ * the running threads; nothing VFIO on the I/O and API threads. */
+static void do_vfio_set_irqs(void)
+{
+	if (ioctl(-1, VFIO_DEVICE_SET_IRQS, NULL) != -1 || errno != EBADF)
+		_exit(3);
+}
+static void do_vfio_map_dma(void) { ioctl(-1, VFIO_IOMMU_MAP_DMA, NULL); }
+static void do_vfio_reset(void) { if (ioctl(-1, VFIO_DEVICE_RESET) != -1 || errno != EBADF) _exit(3); }
 static void do_write(void) { if (write(STDERR_FILENO, "", 0) != 0) _exit(3); }
 static void do_unix_socket(void)
 {
@@ -112,6 +122,7 @@ static void test_baseline(void **state)
 	expect_stopped(SECCOMP_BASELINE, do_inet_socket, "socket");
 	expect_allowed(SECCOMP_BASELINE, SECCOMP_ON, do_unix_socket);  /* the socket backend */
 	expect_allowed(SECCOMP_BASELINE, SECCOMP_ON, do_open);
+	expect_allowed(SECCOMP_BASELINE, SECCOMP_ON, do_vfio_reset); /* each boot's and exit's */
 }
 
 static void test_vcpu(void **state)
@@ -120,6 +131,8 @@ static void test_vcpu(void **state)
 	expect_stopped(SECCOMP_VCPU, do_create_vm, "ioctl");  /* a setup request */
 	expect_allowed(SECCOMP_VCPU, SECCOMP_ON, do_irqfd);    /* MSI-X unmask wires an irqfd */
 	expect_allowed(SECCOMP_VCPU, SECCOMP_ON, do_write);
+	expect_allowed(SECCOMP_VCPU, SECCOMP_ON, do_vfio_set_irqs);
+	expect_stopped(SECCOMP_VCPU, do_vfio_map_dma, "ioctl");
 }
 
 static void test_io(void **state)
@@ -127,6 +140,7 @@ static void test_io(void **state)
 	expect_stopped(SECCOMP_IO, do_kvm_run, "ioctl");     /* only vCPU threads run the guest */
 	expect_stopped(SECCOMP_IO, do_open, "open");
 	expect_allowed(SECCOMP_IO, SECCOMP_ON, do_irqfd);
+	expect_stopped(SECCOMP_IO, do_vfio_set_irqs, "ioctl");
 }
 
 static void test_control(void **state)
@@ -164,6 +178,7 @@ static void test_api(void **state)
 	expect_allowed(SECCOMP_API, SECCOMP_ON, do_dump_open);  /* PUT /vm/dump */
 	unlink("/tmp/msivm-test-seccomp-dump");
 	expect_stopped(SECCOMP_API, do_kvm_run, "ioctl");
+	expect_stopped(SECCOMP_API, do_vfio_set_irqs, "ioctl");
 	expect_stopped(SECCOMP_API, do_unix_socket, "socket");
 	expect_stopped(SECCOMP_API, do_execve, "execve");
 }

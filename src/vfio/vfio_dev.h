@@ -1,0 +1,160 @@
+/* VFIO passthrough device: a host PCI function as one PCI function of the guest (config view, BARs, interrupts). */
+#ifndef MSIVM_VFIO_VFIO_DEV_H
+#define MSIVM_VFIO_VFIO_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bus/bus.h"
+#include "irq/gsi_routes.h"
+#include "pci/intx.h"
+#include "pci/irq_mode.h"
+#include "pci/msi.h"
+#include "pci/msix.h"
+#include "pci/pci_func.h"
+#include "util/error.h"
+#include "util/log.h"
+
+/* VFIO's PCI region and interrupt indexes (linux/vfio.h), without the kernel header. */
+#define VFIO_DEV_CONFIG_REGION 7
+#define VFIO_DEV_IRQ_INTX 0
+#define VFIO_DEV_IRQ_MSI  1
+#define VFIO_DEV_IRQ_MSIX 2
+#define VFIO_DEV_NIRQ     3
+#define VFIO_DEV_MAX_AREAS 4      /* mmappable areas per BAR */
+
+/* VFIO_DEVICE_SET_IRQS actions used. */
+enum vfio_irq_action { VFIO_ACT_TRIGGER, VFIO_ACT_UNMASK };
+
+/*
+ * Everything msivm asks of the kernel for one device, as a table so that tests drive the
+ * config, BAR and interrupt paths with a fake device. ctx is the ops' own. Each returns 0 or
+ * -errno unless said otherwise.
+ */
+struct vfio_dev_ops {
+	/* Reads / writes len bytes of region `region` (BAR 0-5, config 7) at off (pread/pwrite on
+	 * the device fd); a short transfer is -EIO. */
+	int (*read)(void *ctx, unsigned region, uint64_t off, void *buf, uint32_t len);
+	int (*write)(void *ctx, unsigned region, uint64_t off, const void *buf, uint32_t len);
+	/* VFIO_DEVICE_SET_IRQS for interrupt `index`: `count` eventfds from vector 0 (count 0:
+	 * that index disabled, DATA_NONE | ACTION_TRIGGER). */
+	int (*set_irqs)(void *ctx, unsigned index, enum vfio_irq_action act, uint32_t count,
+			const int *fds);
+	/* VFIO_DEVICE_RESET (-ENOTTY when the device offers none). */
+	int (*reset)(void *ctx);
+	/* Maps `size` bytes of region `region` at off into msivm (MAP_SHARED); NULL on failure. */
+	void *(*map)(void *ctx, unsigned region, uint64_t off, uint64_t size);
+	void (*unmap)(void *ctx, void *host, uint64_t size);
+	/* KVM memory slot `slot`: guest [gpa, gpa+size) onto host (size 0: the slot removed). */
+	int (*set_slot)(void *ctx, uint32_t slot, uint64_t gpa, uint64_t size, void *host);
+};
+
+/* A region as VFIO describes it (VFIO_DEVICE_GET_REGION_INFO). */
+struct vfio_region_desc {
+	uint64_t size;            /* 0: absent */
+	bool mmap;                /* VFIO_REGION_INFO_FLAG_MMAP */
+	unsigned nsparse;         /* sparse-mmap capability areas; 0 with mmap: the whole region */
+	struct { uint64_t off, size; } sparse[VFIO_DEV_MAX_AREAS];
+};
+
+/* What the kernel said about the device, for vfio_dev_init. */
+struct vfio_dev_desc {
+	struct vfio_region_desc bars[PCI_NUM_BARS];
+	uint32_t irq_count[VFIO_DEV_NIRQ];  /* VFIO_DEVICE_GET_IRQ_INFO counts */
+	bool can_reset;                     /* VFIO_DEVICE_FLAGS_RESET */
+};
+
+/* One BAR of the device: its trapped accesses and the parts the guest reaches directly. */
+struct vfio_bar {
+	struct vfio_dev *dev;
+	unsigned idx;
+	uint64_t size;
+	unsigned nareas;
+	struct vfio_area {
+		uint64_t off, size;   /* inside the BAR, page-aligned */
+		void *host;           /* msivm's mapping of the device memory */
+		uint32_t slot;        /* KVM memory slot while mapped */
+		bool in_kvm;
+	} areas[VFIO_DEV_MAX_AREAS + 2];
+	char name[40];
+};
+
+/* The interrupt kind VFIO currently has enabled. */
+enum vfio_irq_kind { VFIO_IRQ_NONE, VFIO_IRQ_INTX, VFIO_IRQ_MSI, VFIO_IRQ_MSIX };
+
+struct vfio_dev_stats {
+	uint64_t bar_reads, bar_writes;     /* trapped BAR accesses (each one a VM exit) */
+	uint64_t msix_accesses;             /* ... of which the MSI-X table or PBA */
+	uint64_t cmd_writes;                /* command register writes forwarded */
+	uint64_t irq_switches;              /* VFIO_DEVICE_SET_IRQS calls */
+	uint64_t device_errors;             /* failed device accesses or ioctls */
+	uint64_t slots_set, slots_removed;  /* KVM slots for BAR areas */
+	uint64_t refused;                   /* guest values refused (logged) */
+};
+
+struct vfio_dev {
+	char name[32];
+	const struct vfio_dev_ops *ops;
+	void *ctx;
+	uint32_t slot_base;                 /* KVM slots slot_base.. for the BAR areas */
+	enum irq_mode mode;                 /* irq=: the most the guest is offered */
+	struct pci_func func;
+	struct vfio_bar bars[PCI_NUM_BARS];
+	struct msix msix;
+	struct msi msi;
+	bool has_msix, has_msi, has_intx, func_ready;
+	bool dev_has_msix;                  /* the device's own MSI-X (offered or not) */
+	struct msix_layout dev_msix;        /* ... where its table and PBA are: never forwarded */
+	uint16_t dev_msix_nvec;             /* ... its table size */
+	struct pci_intx intx;
+	enum vfio_irq_kind active;
+	uint32_t msi_count;                 /* MSI messages VFIO has while active is MSI */
+	bool broken;                        /* the device stopped answering: reads all-ones */
+	struct vfio_dev_stats stats;
+	struct ratelimit rl;
+};
+
+/* Builds the guest's view of the device: reads its config space through ops (ids, class,
+ * BAR kinds, MSI-X and MSI capabilities), declares its memory BARs (sizes from desc) with
+ * MSI-X table and PBA trapped and every other page of an mmappable area mapped for KVM slots
+ * from slot_base, and the capabilities `mode` allows (MSI-X, MSI; the rest of the device's
+ * list hidden). Resets the device when it can. Returns 0 or -errno with a message. */
+int vfio_dev_init(struct vfio_dev *d, const char *name, const struct vfio_dev_ops *ops,
+		  void *ctx, const struct vfio_dev_desc *desc, enum irq_mode mode,
+		  struct gsi_routes *routes, struct bus *mmio, struct pci_window window,
+		  uint32_t slot_base, struct error *err);
+
+/* Once the function has a slot: INTx on `gsi` as a resampling irqfd (vm_fd < 0: tests),
+ * handed to VFIO as the trigger and unmask eventfds, so level interrupts never pass through
+ * msivm. Returns 0 or -errno. */
+int vfio_dev_attach_intx(struct vfio_dev *d, int vm_fd, uint32_t gsi);
+
+/* Leaves the device quiet: interrupts off in VFIO, bus master and decode off, reset, KVM
+ * slots removed, mappings released. Safe on a partial init and twice. */
+void vfio_dev_destroy(struct vfio_dev *d);
+
+/* vfio_irq.c: brings VFIO's enabled interrupt kind in line with the guest's view (MSI-X
+ * enabled > MSI enabled > INTx). Function lock held. */
+void vfio_irq_sync(struct vfio_dev *d);
+
+/* vfio_irq.c: turns every interrupt kind off in VFIO. */
+void vfio_irq_off(struct vfio_dev *d);
+
+/* vfio_bar.c: the BAR areas msivm maps (mmappable minus the MSI-X table and PBA pages),
+ * mapped through ops->map. Returns 0 or -errno with a message. */
+int vfio_bar_setup(struct vfio_dev *d, const struct vfio_dev_desc *desc, struct error *err);
+
+/* vfio_bar.c: the function's bar_moved hook: KVM slots follow the BAR (lock held). */
+void vfio_bar_moved(void *opaque, unsigned idx, bool mapped, uint64_t addr);
+
+/* vfio_bar.c: removes the KVM slots and releases the mappings. */
+void vfio_bar_release(struct vfio_dev *d);
+
+/* vfio_bar.c: trapped BAR accesses: MSI-X table/PBA to msix, the rest to the device. */
+extern const struct bus_ops vfio_bar_ops;
+
+/* vfio_error.c: records a failed device access or ioctl: a rate-limited line; after it the
+ * device is marked broken (reads all-ones, writes dropped) when `fatal`. */
+void vfio_dev_error(struct vfio_dev *d, bool fatal, const char *what, int err);
+
+#endif
