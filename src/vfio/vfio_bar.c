@@ -140,18 +140,21 @@ void vfio_bar_release(struct vfio_dev *d)
 	}
 }
 
-/* Inside the device's own MSI-X table or PBA (all its vectors, also those past the ones
- * msivm offers): never forwarded to the device. */
-static bool in_msix(const struct vfio_dev *d, unsigned idx, uint64_t off)
+static bool overlaps(uint64_t off, uint32_t len, uint64_t start, uint64_t n)
+{
+	return off < start + n && off + len > start;
+}
+
+/* An access touching the device's own MSI-X table or PBA (all its vectors, also those past
+ * the ones msivm offers; one that straddles their edge too): never forwarded to the device. */
+static bool in_msix(const struct vfio_dev *d, unsigned idx, uint64_t off, uint32_t len)
 {
 	if (!d->dev_has_msix)
 		return false;
 	const struct msix_layout *l = &d->dev_msix;
 	uint16_t nv = d->dev_msix_nvec;
-	return (idx == l->table_bar && off >= l->table_offset &&
-		off - l->table_offset < msix_table_len(nv)) ||
-	       (idx == l->pba_bar && off >= l->pba_offset &&
-		off - l->pba_offset < msix_pba_len(nv));
+	return (idx == l->table_bar && overlaps(off, len, l->table_offset, msix_table_len(nv))) ||
+	       (idx == l->pba_bar && overlaps(off, len, l->pba_offset, msix_pba_len(nv)));
 }
 
 static void bar_read(void *opaque, uint64_t off, void *data, uint32_t len)
@@ -159,7 +162,7 @@ static void bar_read(void *opaque, uint64_t off, void *data, uint32_t len)
 	struct vfio_bar *b = opaque;
 	struct vfio_dev *d = b->dev;
 	__atomic_fetch_add(&d->stats.bar_reads, 1, __ATOMIC_RELAXED);
-	if (in_msix(d, b->idx, off)) {
+	if (in_msix(d, b->idx, off, len)) {
 		__atomic_fetch_add(&d->stats.msix_accesses, 1, __ATOMIC_RELAXED);
 		if (!d->has_msix || !msix_bar_access(&d->msix, b->idx, off, data, len, false)) {
 			__atomic_fetch_add(&d->stats.refused, 1, __ATOMIC_RELAXED);
@@ -180,7 +183,7 @@ static void bar_write(void *opaque, uint64_t off, const void *data, uint32_t len
 	struct vfio_bar *b = opaque;
 	struct vfio_dev *d = b->dev;
 	__atomic_fetch_add(&d->stats.bar_writes, 1, __ATOMIC_RELAXED);
-	if (in_msix(d, b->idx, off)) {
+	if (in_msix(d, b->idx, off, len)) {
 		__atomic_fetch_add(&d->stats.msix_accesses, 1, __ATOMIC_RELAXED);
 		if (!d->has_msix || !msix_bar_access(&d->msix, b->idx, off, (void *)data, len, true)) {
 			__atomic_fetch_add(&d->stats.refused, 1, __ATOMIC_RELAXED);

@@ -501,6 +501,12 @@ static void test_msix_table_writes_out_of_range(void **state)
 	bar_wr(x, TABLE_OFF + 16, 1, 2);                  /* 2-byte */
 	bar_wr(x, TABLE_OFF + 63 * 16u + 12, 0xffffffff, 8); /* runs past the last entry */
 	assert_int_equal(x->d.msix.bad_accesses, bad + 3);
+	/* A write that straddles the table's start: refused whole, neither half reaches the device. */
+	memset(x->fd.bar0 + TABLE_OFF - 8, 0x33, 8);
+	bar_wr(x, TABLE_OFF - 4, 0x1122334455667788ull, 8);
+	assert_int_equal(x->fd.bar0[TABLE_OFF - 4], 0x33);
+	assert_int_equal(x->fd.bar0[TABLE_OFF], 0x5a);
+	assert_true(bar_rd(x, TABLE_OFF - 4, 8) == ~0ULL);
 	/* Only the mask bit of vector control is writable. */
 	bar_wr(x, TABLE_OFF + 3 * 16u + 12, 0xfffffffe, 4);
 	assert_int_equal(bar_rd(x, TABLE_OFF + 3 * 16u + 12, 4), 0);
