@@ -42,15 +42,16 @@ static void no_content(struct api_reply *r)
 	r->body = NULL;
 }
 
-/* "Not started", "Running" or "Paused"; fc->lock held. */
+/* "Not started" (also while the VM is being built: Kata takes "Running" to mean that the
+ * vsock's socket exists), "Running" or "Paused"; fc->lock held. */
 static const char *state_of(struct fc_vmm *fc, struct api_target *t)
 {
 	if (!fc->started)
 		return "Not started";
 	pthread_mutex_lock(&t->lock);
-	bool paused = t->vm && vm_is_paused(t->vm);
+	bool built = t->vm != NULL, paused = built && vm_is_paused(t->vm);
 	pthread_mutex_unlock(&t->lock);
-	return paused ? "Paused" : "Running";
+	return !built ? "Not started" : paused ? "Paused" : "Running";
 }
 
 static json_t *machine_config(const json_t *doc)
