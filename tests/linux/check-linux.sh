@@ -13,7 +13,7 @@
 # guest and checks under QEMU q35, as the reference), distro (the Debian image of
 # scripts/build-rootfs.sh under msivm, checked through systemd: tests/linux/run-distro.sh),
 # qnomsi (qemu booted pci=nomsi: QEMU's INTx, the reference for nomsi) and qdistro (the same
-# under QEMU); the last two are not in the default list, for time; kata (not in it yet: Kata Containers' Firecracker
+# under QEMU); the last two are not in the default list, for time; kata (Kata Containers' Firecracker
 # driver replayed against msivm started as "firecracker": tests/linux/run-kata.sh). vfio (in the default
 # list) passes L1's emulated NVMe through to the guest under msivm (MSI-X with a reboot, INTx) and
 # QEMU's vfio-pci (tests/linux/run-vfio.sh, docs/vfio.md): nested only, its own L1 with an
