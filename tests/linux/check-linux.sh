@@ -98,7 +98,7 @@ if [ -n "$distroboots" ]; then
 	done
 	configs=distro # what is built and attached: the distro image
 fi
-configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro,vfio}
+configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro,vfio,kata}
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
