@@ -89,15 +89,18 @@ static void flush_write(void *opaque, uint64_t offset, const void *data, uint32_
 	pthread_mutex_unlock(&d->lock);
 }
 
+/* A wider write is split into byte writes to consecutive lines, as QEMU does for a region of
+ * byte-sized registers (kvm-unit-tests' realmode test sets IRQ 11 with an outl to 0x200b). */
 static void irq_write(void *opaque, uint64_t offset, const void *data, uint32_t len)
 {
 	struct pc_testdev *d = opaque;
-	if (len != 1 || offset >= PC_TESTDEV_IRQ_LINES) {
-		refuse(d, "IRQ line (ports 0x2000-0x2017 take byte writes)", offset, len);
+	if (offset >= PC_TESTDEV_IRQ_LINES || len > PC_TESTDEV_IRQ_LINES - offset) {
+		refuse(d, "IRQ line (ports 0x2000-0x2017)", offset, len);
 		return;
 	}
-	if (d->irq.set_level)
-		d->irq.set_level(d->irq.opaque, (uint32_t)offset, *(const uint8_t *)data != 0);
+	for (uint32_t i = 0; i < len && d->irq.set_level; i++)
+		d->irq.set_level(d->irq.opaque, (uint32_t)(offset + i),
+				 ((const uint8_t *)data)[i] != 0);
 }
 
 static void iomem_read(void *opaque, uint64_t offset, void *data, uint32_t len)

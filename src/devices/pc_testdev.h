@@ -12,7 +12,7 @@
 #define PC_TESTDEV_IOPORT      0xe0    /* 4 ports: a 32-bit scratch register, any width */
 #define PC_TESTDEV_FLUSH       0xe4    /* 4 ports: a 32-bit write flushes that guest page */
 #define PC_TESTDEV_IOPORT_BYTE 0xe8    /* 4 ports: the same register byte by byte */
-#define PC_TESTDEV_IRQ         0x2000  /* 24 ports: a byte write sets IOAPIC line n's level */
+#define PC_TESTDEV_IRQ         0x2000  /* 24 ports: a byte write sets GSI n's level */
 #define PC_TESTDEV_IRQ_LINES   24
 #define PC_TESTDEV_IOMEM       0xff000000ULL /* 64 KiB of MMIO scratch */
 #define PC_TESTDEV_IOMEM_LEN   0x10000
@@ -41,7 +41,8 @@ extern const struct bus_ops pc_testdev_ioport_ops;
  * read-only and writable again, which makes KVM drop its own mapping of it (the guest's next
  * access faults into KVM); an address outside RAM or another width is refused and logged. */
 extern const struct bus_ops pc_testdev_flush_ops;
-/* Ports 0x2000-0x2017: a byte write sets line n to (value != 0); reads give 0. */
+/* Ports 0x2000-0x2017: a byte write to 0x2000+n sets line n to (value != 0); a wider write sets
+ * one line per byte (QEMU's split of a wide access); reads give 0. */
 extern const struct bus_ops pc_testdev_irq_ops;
 /* The 64 KiB MMIO scratch: reads return what was written, little-endian. */
 extern const struct bus_ops pc_testdev_iomem_ops;

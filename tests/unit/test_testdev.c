@@ -173,10 +173,18 @@ static void test_irq_lines(void **state)
 	pc_testdev_irq_ops.write(dev, 23, &big, 1);
 	assert_int_equal(lines.level[23], 1);
 	assert_int_equal(lines.calls, 3);
-	uint16_t w = 1;
-	pc_testdev_irq_ops.write(dev, 2, &w, 2);  /* not a byte: refused */
-	assert_int_equal(lines.calls, 3);
-	assert_int_equal(dev->bad, 1);
+	/* outl 1 to 0x200b (realmode's IRQ 11): line 11 up, 12-14 down, one byte each. */
+	lines.level[12] = lines.level[13] = lines.level[14] = 1;
+	uint32_t l = 1;
+	pc_testdev_irq_ops.write(dev, 11, &l, 4);
+	assert_int_equal(lines.calls, 7);
+	assert_int_equal(lines.level[11], 1);
+	assert_int_equal(lines.level[12] | lines.level[13] | lines.level[14], 0);
+	uint16_t w = 0x0100;
+	pc_testdev_irq_ops.write(dev, 2, &w, 2);
+	assert_int_equal(lines.level[2], 0);
+	assert_int_equal(lines.level[3], 1);
+	assert_int_equal(dev->bad, 0);
 	uint8_t r = 0xff;
 	pc_testdev_irq_ops.read(dev, 0x0e, &r, 1);
 	assert_int_equal(r, 0);
