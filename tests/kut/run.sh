@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
 # kvm-unit-tests x86 under msivm and under QEMU on the same KVM, one table (docs/kut.md).
 #
-#   tests/kut/run.sh [--nested] [--vmm both|msivm|qemu] [ENTRY...]     (make check-kut)
+#   tests/kut/run.sh [--nested] [--vmm both|msivm|qemu] [--require E1,E2...] [ENTRY...]
+#                                                                        (make check-kut)
 #
 # Builds the suite (../shared/kvm-unit-tests, unmodified) into build/kut/kvm-unit-tests once, then
 # runs the suite's own harness (run_tests.sh: x86/unittests.cfg's smp, extra_params, arch, accel,
 # groups, timeout; x86/run's QEMU command line) twice: with QEMU, and with QEMU=tests/kut/qemu-msivm
 # (msivm behind that command line). Prints one line per entry (QEMU's verdict, msivm's, the first
 # line where their logs differ) and last `N passed, N failed` for msivm. Exit 1 if an entry QEMU
-# passes is not passed by msivm and is not in tests/kut/known-differences (entry, reason).
+# passes is not passed by msivm and is not in tests/kut/known-differences (entry, reason), or if
+# msivm does not pass an entry of --require (CI: .ci/run).
 # --nested: the same inside the nested rig (scripts/nested/run.sh, under flock
 # /tmp/msivm-nested.lock): a hardware-style KVM for the interrupt and instruction entries.
 # Results: build/kut/<kind of KVM>/{qemu,msivm}.results and their logs (build/kut/pvm/, .../hardware/).
+# --find-src: print where the suite's tarball is (status 1 if nowhere) and stop.
 # Environment: KUT_SRC (the tarball), KUT_TIMEOUT (per-entry timeout overriding unittests.cfg's),
 # KUT_NESTED_SMP (nested host vCPUs, default 2), KUT_NESTED_TIMEOUT (s, default 3600).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-src=${KUT_SRC:-$top/../shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz}
+# The suite: KUT_SRC, else the shared copy beside this tree or at /work/shared.
+find_src() {
+	local c
+	for c in ${KUT_SRC:-} "$top/../shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz" \
+		/work/shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz; do
+		[ -f "$c" ] && { echo "$c"; return 0; }
+	done
+	echo "no kvm-unit-tests source (kvm-unit-tests-1da1819e.tar.gz; set KUT_SRC)"
+	return 1
+}
+[ "${1:-}" = --find-src ] && { find_src; exit $?; }
 dir=$top/build/kut/kvm-unit-tests
-vmm=both nested=
+vmm=both nested= require= notable=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--nested) nested=1; shift ;;
 	--vmm) vmm=$2; shift 2 ;;
+	--require) require=$2; shift 2 ;;
+	--no-table) notable=1; shift ;;
 	--) shift; break ;;
 	-*) echo "run.sh: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
 	*) break ;;
@@ -33,7 +48,8 @@ entries=("$@")
 
 build_suite() {
 	if [ ! -f "$dir/x86/unittests.cfg" ]; then
-		[ -f "$src" ] || { echo "kut: no suite at $src (set KUT_SRC)" >&2; return 1; }
+		local src
+		src=$(find_src) || { echo "kut: $src" >&2; return 1; }
 		mkdir -p "$top/build/kut" && tar -xzf "$src" -C "$top/build/kut" || return 1
 	fi
 	if [ ! -f "$dir/x86/smptest.flat" ]; then
@@ -46,10 +62,16 @@ build_suite() {
 build_suite || exit 1
 [ -x "${MSIVM:-$top/build/msivm}" ] || { echo "kut: build/msivm missing (make)" >&2; exit 1; }
 
+table() { # $1: the results directory
+	"$here/table.sh" "$1" "$dir/x86/unittests.cfg" "$here/known-differences" ${require//,/ }
+}
 if [ -n "$nested" ]; then
-	exec flock /tmp/msivm-nested.lock "$top/scripts/nested/run.sh" --name kut \
+	# The passes in the nested host, the table here (bash is slow under TCG).
+	flock /tmp/msivm-nested.lock "$top/scripts/nested/run.sh" --name kut \
 		--smp "${KUT_NESTED_SMP:-2}" --mem 4G --timeout "${KUT_NESTED_TIMEOUT:-3600}" -- \
-		"$here/run.sh" --vmm "$vmm" "${entries[@]}"
+		"$here/run.sh" --no-table --vmm "$vmm" "${entries[@]}" || exit $?
+	table "$top/build/kut/hardware"
+	exit $?
 fi
 
 host=$("${MSIVM:-$top/build/msivm}" host 2>/dev/null | head -n1)
@@ -69,4 +91,4 @@ pass() {
 }
 case "$vmm" in both|qemu) pass qemu ;; esac
 case "$vmm" in both|msivm) pass msivm QEMU="$here/qemu-msivm" MSIVM="${MSIVM:-$top/build/msivm}" ;; esac
-exec "$here/table.sh" "$res" "$dir/x86/unittests.cfg" "$here/known-differences"
+[ -n "$notable" ] || table "$res"
