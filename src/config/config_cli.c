@@ -1,4 +1,5 @@
 /* Config command line: getopt over the option table, the --config file first, then each option in order. */
+/* Link circle, on purpose (config_cli.c, config_json.c, config_restore.c): the command line reads a --config file and a --restore snapshot, a config file may restore a snapshot whose own configuration is a config file (config_json_read), and both spellings of --memory go through config_memory_set. */
 #include "config/config_cli.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* --restore state=FILE[,mem=FILE,copy,paused,tap=NAME...]: the snapshot's own configuration, without its host ends, into a run_config. */
-/* Link circle, on purpose (config_json.c, config_restore.c): a config file may restore a snapshot, and a snapshot's own configuration is a config file, read by config_json_read. */
+/* Link circle, on purpose (config_cli.c, config_json.c, config_restore.c): the command line reads a --config file and a --restore snapshot, a config file may restore a snapshot whose own configuration is a config file (config_json_read), and both spellings of --memory go through config_memory_set. */
 #include "config/config_json.h"
 
 #include <errno.h>
