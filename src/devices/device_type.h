@@ -52,6 +52,8 @@ struct vm_device_spec {
 	struct vfio_opts {            /* VM_DEV_VFIO: the host device passed through */
 		char path[256];       /* path=/sys/bus/pci/devices/DDDD:BB:DD.F */
 		char id[32];          /* id=: its name in logs and --stats ("" : vfioN) */
+		bool relay;           /* relay=on: msivm's I/O thread relays each MSI-X interrupt
+				       * (a lab/diagnostic mode, as QEMU's x-no-kvm-msix=on) */
 	} vfio;
 };
 

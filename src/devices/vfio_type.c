@@ -16,11 +16,12 @@
 #define VFIO_SLOT_BASE 32
 #define VFIO_SLOTS_PER_DEVICE (PCI_NUM_BARS * (VFIO_DEV_MAX_AREAS + 2))
 
-enum { K_PATH, K_ID };
+enum { K_PATH, K_ID, K_RELAY };
 
 static const struct device_key vfio_keys[] = {
 	{ "path", DEVICE_KEY_STRING, K_PATH },
 	{ "id", DEVICE_KEY_STRING, K_ID },
+	{ "relay", DEVICE_KEY_FLAG, K_RELAY },
 	{ NULL, 0, 0 },
 };
 
@@ -35,6 +36,8 @@ static int vfio_set(struct device_opts *o, const struct device_key *k, const cha
 		    struct error *e)
 {
 	struct vfio_opts *v = &o->spec->vfio;
+	if (k->id == K_RELAY)
+		return device_opt_flag(o, k, val, &v->relay, e);
 	char *dst = k->id == K_PATH ? v->path : v->id;
 	size_t max = k->id == K_PATH ? sizeof(v->path) : sizeof(v->id);
 	if (strlen(val) >= max || !val[0])
@@ -58,6 +61,9 @@ static int vfio_check(struct device_opts *o, struct error *e)
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "vectors=, poll=, coalesce= and "
 					 "irqpath= are virtio's: a passed-through device's interrupts "
 					 "go from the device to KVM by irqfd, its vectors are its own");
+	if (d->vfio.relay && d->irq.mode != IRQ_MODE_MSIX)
+		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "relay=on relays MSI-X interrupts: "
+					 "it takes irq=msix (the default)");
 	return 0;
 }
 
@@ -67,6 +73,8 @@ static const char *vfio_spec_print(const struct vm_device_spec *d, json_t *o)
 		return "path";
 	if (json_object_set_new(o, "id", d->vfio.id[0] ? json_string(d->vfio.id) : json_null()))
 		return "id";
+	if (json_object_set_new(o, "relay", json_boolean(d->vfio.relay)))
+		return "relay";
 	return NULL;
 }
 
@@ -104,9 +112,14 @@ static void *vfio_create(const struct device_env *env, const struct vm_device_sp
 		vfio_free(v);
 		return NULL;
 	}
-	log_info("%s: %s passed through (IOMMU group %d), irq=%s%s%s", name, v->host.bdf,
+	if (spec->vfio.relay && vfio_relay_start(&v->dev, env->loop, err)) {
+		vfio_free(v);
+		return NULL;
+	}
+	log_info("%s: %s passed through (IOMMU group %d), irq=%s%s%s%s", name, v->host.bdf,
 		 v->host.group_id, irq_mode_name(spec->irq.mode), v->dev.has_msix ? ", MSI-X" : "",
-		 v->dev.has_msi ? ", MSI" : "");
+		 v->dev.has_msi ? ", MSI" : "",
+		 spec->vfio.relay ? "; MSI-X relayed by msivm's I/O thread (relay=on, a lab mode)" : "");
 	*pci = NULL;
 	return v;
 }
@@ -132,9 +145,10 @@ static void vfio_print(const void *dev, FILE *out)
 	const struct vfio_device *v = dev;
 	const struct vfio_dev *d = &v->dev;
 	const struct vfio_dev_stats *s = &d->stats;
-	fprintf(out, "  %s (%s): interrupts by %s; trapped BAR accesses %" PRIu64 " reads, %" PRIu64
+	fprintf(out, "  %s (%s): interrupts by %s%s; trapped BAR accesses %" PRIu64 " reads, %" PRIu64
 		" writes (MSI-X table/PBA %" PRIu64 "); KVM slots set %" PRIu64 "; device errors %"
-		PRIu64 "%s\n", d->name, v->host.bdf, kind_name(d->active), s->bar_reads,
+		PRIu64 "%s\n", d->name, v->host.bdf, kind_name(d->active),
+		d->relay.on ? " (MSI-X relayed by msivm: relay=on)" : "", s->bar_reads,
 		s->bar_writes, s->msix_accesses, s->slots_set, s->device_errors,
 		d->broken ? "; the device stopped answering" : "");
 	for (uint16_t i = 0; d->has_msix && i < d->msix.nvec; i++) {
@@ -166,6 +180,7 @@ static void vfio_json(const void *dev, json_t *dj)
 	json_object_set_new(dj, "irq", json_string(kind_name(d->active)));
 	json_object_set_new(dj, "vectors", vecs);
 	json_object_set_new(dj, "relayed", json_integer((json_int_t)relayed));
+	json_object_set_new(dj, "relay", json_boolean(d->relay.on));
 	json_object_set_new(dj, "bar_reads", json_integer((json_int_t)s->bar_reads));
 	json_object_set_new(dj, "bar_writes", json_integer((json_int_t)s->bar_writes));
 	json_object_set_new(dj, "msix_accesses", json_integer((json_int_t)s->msix_accesses));
@@ -179,7 +194,8 @@ const struct device_type vfio_device_type = {
 	.usage = "pass a host PCI device through (VFIO); OPTS: path=/sys/bus/pci/\n"
 		 "                     devices/DDDD:BB:DD.F (bound to vfio-pci, alone in its\n"
 		 "                     IOMMU group), id=NAME, irq=msix|msi|intx (the most the\n"
-		 "                     guest is offered; default msix)\n",
+		 "                     guest is offered; default msix), relay=on (lab/diagnostic:\n"
+		 "                     msivm's I/O thread relays each MSI-X interrupt, not irqfd)\n",
 	.keys = vfio_keys,
 	.spec_set = vfio_set,
 	.spec_check = vfio_check,

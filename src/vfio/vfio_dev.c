@@ -223,9 +223,12 @@ int vfio_dev_attach_intx(struct vfio_dev *d, int vm_fd, uint32_t gsi)
 
 void vfio_dev_destroy(struct vfio_dev *d)
 {
-	if (!d->func_ready)
+	if (!d->func_ready) {
+		vfio_relay_stop(d);
 		return;
+	}
 	vfio_irq_off(d);
+	vfio_relay_stop(d); /* VFIO holds them no more */
 	pthread_mutex_lock(&d->func.lock);
 	pci_cfg_set16(&d->func, PCI_COMMAND, 0);
 	forward_command(d); /* bus master off: no DMA after this */

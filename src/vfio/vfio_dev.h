@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bus/bus.h"
+#include "core/evloop.h"
 #include "irq/gsi_routes.h"
 #include "pci/intx.h"
 #include "pci/irq_mode.h"
@@ -79,6 +80,22 @@ struct vfio_bar {
 	char name[40];
 };
 
+/* relay=on (a lab/diagnostic mode, as QEMU's x-no-kvm-msix=on): VFIO signals an eventfd of
+ * msivm's own per MSI-X vector; the I/O thread reads it and delivers the vector through
+ * pci/msix.c (counted there as relayed, or pended while masked). */
+struct vfio_relay {
+	bool on;
+	struct evloop *loop;                /* NULL: nobody watches (tests call vfio_relay_run) */
+	uint16_t n;
+	struct vfio_relay_vec {
+		struct vfio_dev *dev;
+		uint16_t vec;
+		int fd;
+		bool watched;
+		struct evloop_handler h;
+	} vecs[MSIX_MAX_VECTORS];
+};
+
 /* The interrupt kind VFIO currently has enabled. */
 enum vfio_irq_kind { VFIO_IRQ_NONE, VFIO_IRQ_INTX, VFIO_IRQ_MSI, VFIO_IRQ_MSIX };
 
@@ -110,6 +127,7 @@ struct vfio_dev {
 	enum vfio_irq_kind active;
 	uint32_t msi_count;                 /* MSI messages VFIO has while active is MSI */
 	bool broken;                        /* the device stopped answering: reads all-ones */
+	struct vfio_relay relay;
 	struct vfio_dev_stats stats;
 	struct ratelimit rl;
 };
@@ -139,6 +157,21 @@ void vfio_irq_sync(struct vfio_dev *d);
 
 /* vfio_irq.c: turns every interrupt kind off in VFIO. */
 void vfio_irq_off(struct vfio_dev *d);
+
+/* vfio_relay.c: relay=on, after vfio_dev_init and before the guest runs: one eventfd of
+ * msivm's per offered MSI-X vector, watched by `loop` (the I/O thread's; NULL in tests), is
+ * what VFIO gets as the vector's trigger in place of the vector's irqfd eventfd. Refuses a
+ * device offered no MSI-X. Returns 0 or -errno with a message. */
+int vfio_relay_start(struct vfio_dev *d, struct evloop *loop, struct error *err);
+
+/* vfio_relay.c: one relayed signal of vector `vec` (what the loop's callback does when the
+ * vector's relay eventfd is readable): the count read, the vector signalled once through
+ * pci/msix.c. Returns the path taken, or -1 when the eventfd held nothing. */
+int vfio_relay_run(struct vfio_dev *d, uint16_t vec);
+
+/* vfio_relay.c: the relay eventfds unwatched and closed (VFIO must hold them no more).
+ * Safe when the relay never started, and twice. */
+void vfio_relay_stop(struct vfio_dev *d);
 
 /* vfio_bar.c: the BAR areas msivm maps (mmappable minus the MSI-X table and PBA pages),
  * mapped through ops->map. Returns 0 or -errno with a message. */

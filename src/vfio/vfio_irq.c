@@ -30,8 +30,8 @@ static int enable(struct vfio_dev *d, enum vfio_irq_kind k, uint32_t n)
 	int fds[MSIX_MAX_VECTORS];
 	switch (k) {
 	case VFIO_IRQ_MSIX:
-		for (uint32_t i = 0; i < n; i++)
-			fds[i] = d->msix.vecs[i].efd;
+		for (uint32_t i = 0; i < n; i++) /* relay=on: msivm's own eventfds instead */
+			fds[i] = d->relay.on ? d->relay.vecs[i].fd : d->msix.vecs[i].efd;
 		return set_irqs(d, VFIO_DEV_IRQ_MSIX, VFIO_ACT_TRIGGER, n, fds);
 	case VFIO_IRQ_MSI:
 		for (uint32_t i = 0; i < n; i++)

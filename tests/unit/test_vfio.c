@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -470,6 +471,69 @@ static void test_mask_fire_unmask_delivers_exactly_once(void **state)
 	fx_free(x);
 }
 
+/* relay=on: VFIO gets msivm's own eventfds; each signal is read by the loop and delivered
+ * through the vector (counted as relayed), or pended while masked and delivered once at the
+ * unmask. */
+static void test_relay_mode_delivers_through_msivm(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
+	struct evloop loop;
+	assert_int_equal(evloop_init(&loop), 0);
+	struct error err = { "" };
+	assert_int_equal(vfio_relay_start(&x->d, &loop, &err), 0);
+	msix_enable(x, true);
+	assert_int_equal(x->d.active, VFIO_IRQ_MSIX);
+	const unsigned last = x->fd.nirq_log - 1;
+	assert_int_equal(x->fd.irq_log[last].index, VFIO_DEV_IRQ_MSIX);
+	assert_int_equal(x->fd.irq_log[last].count, 8);
+	for (unsigned i = 0; i < 8; i++) { /* not the irqfd eventfds: KVM never sees VFIO's */
+		assert_int_equal(x->fd.irq_log[last].fds[i], x->d.relay.vecs[i].fd);
+		assert_int_not_equal(x->d.relay.vecs[i].fd, x->d.msix.vecs[i].efd);
+	}
+	program_vector(x, 1, 0x41, false);
+	program_vector(x, 2, 0x42, true);
+	uint64_t one = 1;
+	/* The device fires vector 1 three times before msivm's loop runs: one message. */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(write(x->d.relay.vecs[1].fd, &one, 8), 8);
+	assert_int_equal(efd_take(x->d.msix.vecs[1].efd), 0); /* nothing reached KVM yet */
+	assert_int_equal(evloop_run_once(&loop, 0), 1);
+	assert_int_equal(efd_take(x->d.msix.vecs[1].efd), 1);
+	assert_int_equal(x->d.msix.stats[1].irqfd, 1);
+	/* Once more: every interrupt is one more relay. */
+	assert_int_equal(write(x->d.relay.vecs[1].fd, &one, 8), 8);
+	assert_int_equal(evloop_run_once(&loop, 0), 1);
+	assert_int_equal(efd_take(x->d.msix.vecs[1].efd), 1);
+	assert_int_equal(x->d.msix.stats[1].irqfd, 2);
+	/* Masked vector 2: pended, not delivered; the unmask delivers it once. */
+	assert_int_equal(write(x->d.relay.vecs[2].fd, &one, 8), 8);
+	assert_int_equal(evloop_run_once(&loop, 0), 1);
+	assert_int_equal(x->d.msix.stats[2].pended, 1);
+	assert_int_equal(x->d.msix.stats[2].irqfd, 0);
+	assert_true((bar_rd(x, PBA_OFF, 8) & (1u << 2)) != 0);
+	bar_wr(x, TABLE_OFF + 2 * 16u + 12, 0, 4);
+	assert_int_equal(efd_take(x->d.msix.vecs[2].efd), 1);
+	assert_int_equal(x->d.msix.stats[2].replayed, 1);
+	assert_int_equal(bar_rd(x, PBA_OFF, 8) & (1u << 2), 0);
+	/* An empty eventfd relays nothing. */
+	assert_int_equal(vfio_relay_run(&x->d, 1), -1);
+	assert_int_equal(vfio_relay_run(&x->d, 60), -1);
+	int fd1 = x->d.relay.vecs[1].fd;
+	fx_free(x); /* interrupts off in VFIO first, then the relay's fds closed */
+	assert_int_equal(fcntl(fd1, F_GETFD), -1);
+	evloop_destroy(&loop);
+}
+
+/* relay=on needs MSI-X offered to the guest. */
+static void test_relay_refused_without_msix(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_INTX);
+	struct error err = { "" };
+	assert_int_equal(vfio_relay_start(&x->d, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "relay=on"));
+	fx_free(x);
+}
+
 static void test_guest_that_never_unmasks(void **state)
 {
 	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
@@ -639,6 +703,8 @@ int main(void)
 		cmocka_unit_test(test_trapped_bar_access_reaches_device),
 		cmocka_unit_test(test_msix_enable_hands_vectors_eventfds_to_vfio),
 		cmocka_unit_test(test_mask_fire_unmask_delivers_exactly_once),
+		cmocka_unit_test(test_relay_mode_delivers_through_msivm),
+		cmocka_unit_test(test_relay_refused_without_msix),
 		cmocka_unit_test(test_guest_that_never_unmasks),
 		cmocka_unit_test(test_msix_table_writes_out_of_range),
 		cmocka_unit_test(test_msi_enable_hands_messages_to_vfio),
