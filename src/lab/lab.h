@@ -253,6 +253,17 @@ unsigned lab_plan(const struct lab_options *o, struct lab_step *steps, unsigned 
 void lab_print_headline(FILE *out, const struct lab_options *o,
 			struct lab_cell (*cells)[2][LAB_MAX_MODES]);
 
+/* Writes `s` with HTML's special characters escaped. */
+void lab_html_esc(FILE *f, const char *s);
+
+/* Copies the <svg> element of the file at `path` into the page as a captioned figure (the XML
+ * prolog and doctype left out). Returns false when there is no such chart. */
+bool lab_html_inline_svg(FILE *f, const char *path, const char *caption);
+
+/* A page's script that counts the inline charts drawn into <body data-charts="N/TOTAL">
+ * (tests/e2e/check_report_html.sh reads it). */
+extern const char *const lab_html_check;
+
 /* Writes OUT/report.html (through a temporary file): the run's header, `headline` (the text
  * headline tables) and, per experiment and figure, a table of every configuration (median,
  * min-max, runs with figures, failed and missing cells marked) with its chart inlined from

@@ -10,8 +10,7 @@
 
 #include "virtio/virtio_pci.h"
 
-/* Writes `s` with HTML's special characters escaped. */
-static void esc(FILE *f, const char *s)
+void lab_html_esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -24,9 +23,7 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-/* Copies the <svg> element of the file at `path` into the page (the XML prolog and doctype
- * left out). Returns false when there is no such chart. */
-static bool inline_svg(FILE *f, const char *path, const char *caption)
+bool lab_html_inline_svg(FILE *f, const char *path, const char *caption)
 {
 	FILE *in = fopen(path, "re");
 	if (!in)
@@ -55,7 +52,7 @@ static bool inline_svg(FILE *f, const char *path, const char *caption)
 		fputs("<figure class=\"chart\">", f);
 		fputs(svg, f);
 		fputs("<figcaption>", f);
-		esc(f, caption);
+		lab_html_esc(f, caption);
 		fputs("</figcaption></figure>\n", f);
 	}
 	free(buf);
@@ -86,7 +83,7 @@ static void row(FILE *f, const struct lab_options *o, struct lab_cell (*cells)[2
 	fprintf(f, "<tr><td>%s</td><td>%s</td>", vmm ? "QEMU" : "msivm", irq_mode_name((enum irq_mode)m));
 	if (c->skipped) {
 		fprintf(f, "<td class=\"missing\" colspan=\"%d\">skipped: ", o->vs_qemu ? 4 : 3);
-		esc(f, c->skip_reason);
+		lab_html_esc(f, c->skip_reason);
 		fputs("</td></tr>\n", f);
 		return;
 	}
@@ -194,17 +191,17 @@ static void experiment(FILE *f, const struct lab_options *o,
 {
 	const struct lab_experiment *x = o->exps[e];
 	fputs("<section><h2>", f);
-	esc(f, x->title);
+	lab_html_esc(f, x->title);
 	fprintf(f, " <small>(%s)</small></h2>\n", x->name);
 	for (unsigned k = 0; k < x->nmetrics; k++) {
 		const struct lab_metric_def *md = &x->metrics[k];
 		if (md->json_only)
 			continue;
 		fputs("<h3>", f);
-		esc(f, md->label);
+		lab_html_esc(f, md->label);
 		if (*md->unit) {
 			fputs(" (", f);
-			esc(f, md->unit);
+			lab_html_esc(f, md->unit);
 			fputs(")", f);
 		}
 		fprintf(f, ", %s is better</h3>\n<table><tr><th>VMM</th><th>mode</th><th>median</th>"
@@ -224,7 +221,7 @@ static void experiment(FILE *f, const struct lab_options *o,
 		snprintf(path, sizeof(path), "%s/%s-%s.svg", o->out_dir, x->name, md->key);
 		snprintf(caption, sizeof(caption), "%s: %s (%s-%s.svg)", x->name, md->label, x->name,
 			 md->key);
-		*charts += inline_svg(f, path, caption);
+		*charts += lab_html_inline_svg(f, path, caption);
 	}
 	fputs("</section>\n", f);
 }
@@ -242,7 +239,7 @@ static const char *const style =
 
 /* On load, each inline chart is checked for drawn content; the count lands in <body
  * data-charts="RENDERED/TOTAL"> (the tests read it from a headless browser). */
-static const char *const check =
+const char *const lab_html_check =
 	"<script>window.addEventListener('load',function(){var s=document.querySelectorAll("
 	"'figure.chart svg'),n=0;for(var i=0;i<s.length;i++){var b=s[i].getBBox();"
 	"if(b.width>0&&b.height>0&&s[i].querySelectorAll('path,rect,text').length>3)n++;}"
@@ -263,14 +260,14 @@ int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_
 		o->date);
 	for (int i = 0; i < o->argc; i++) {
 		fputc(' ', f);
-		esc(f, o->argv[i]);
+		lab_html_esc(f, o->argv[i]);
 	}
 	fputs("<br>host: Linux ", f);
-	esc(f, o->host.kernel);
+	lab_html_esc(f, o->host.kernel);
 	fputs(", ", f);
-	esc(f, o->host.cpu);
+	lab_html_esc(f, o->host.cpu);
 	fprintf(f, ", %u CPUs<br>KVM mode: ", o->host.cpus);
-	esc(f, o->host.kvm_mode_detail);
+	lab_html_esc(f, o->host.kvm_mode_detail);
 	fprintf(f, "<br>runs: %u of %u done, %u failed; every figure is the median of a "
 		   "configuration's successful runs, with their min-max range</p>\n",
 		o->runs_done, o->runs_planned, o->runs_failed);
@@ -291,14 +288,14 @@ int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_
 	      "over the runs with figures.</p>\n", f);
 	headline_table(f, o, cells);
 	fputs("<details><summary>The headline as text, with the vCPU threads' CPU</summary><pre>", f);
-	esc(f, headline);
+	lab_html_esc(f, headline);
 	fputs("</pre></details>\n", f);
 	unsigned charts = 0;
 	for (unsigned e = 0; e < o->nexps; e++)
 		experiment(f, o, cells, e, &charts);
 	char lat[4096];
 	snprintf(lat, sizeof(lat), "%s/latency.svg", o->out_dir);
-	if (inline_svg(f, lat, "Interrupt latency, device signal to guest handler (latency.svg)"))
+	if (lab_html_inline_svg(f, lat, "Interrupt latency, device signal to guest handler (latency.svg)"))
 		charts++;
 	if (o->runs_failed) {
 		fputs("<h2>Failed runs</h2>\n<table><tr><th>experiment</th><th>VMM</th><th>mode</th>"
@@ -314,7 +311,7 @@ int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_
 							   "<td>%d</td><td class=\"failed\">",
 							o->exps[e]->name, vmm ? "QEMU" : "msivm",
 							irq_mode_name((enum irq_mode)m), r + 1, c->runs[r].status);
-						esc(f, c->runs[r].error);
+						lab_html_esc(f, c->runs[r].error);
 						fputs("</td></tr>\n", f);
 					}
 				}
@@ -322,7 +319,7 @@ int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_
 	}
 	fprintf(f, "<p>%u charts; every raw run: report.json, the same tables as text: report.txt.</p>\n",
 		charts);
-	fputs(check, f);
+	fputs(lab_html_check, f);
 	fputs("</body></html>\n", f);
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);

@@ -196,11 +196,23 @@ static void script(FILE *gp, const struct ll_options *o, const struct ll_cell *c
 		{ "virtio interrupts per I/O during fio-rw", "interrupts per I/O", irq_rw, 1 },
 		{ "virtio interrupts per MiB during iperf-tx", "interrupts per MiB", irq_tx, 1 },
 	};
+	static const unsigned pt_iops[] = { LR_QD1_IOPS, LR_QD32_IOPS };
+	static const unsigned pt_lat[] = { LR_QD1_LAT, LR_QD1_P99, LR_QD32_LAT, LR_QD32_P99 };
+	static const unsigned pt_irq[] = { LR_IRQ_QD1, LR_IRQ_QD32 };
+	static const unsigned pt_cpu[] = { LR_CPU_QD1, LR_CPU_QD32 };
+	static const struct chart pt_ch[] = {
+		{ "IOPS, 4 KiB random reads", "IOPS (higher is better)", pt_iops, 2 },
+		{ "latency, mean and p99", "us (lower is better)", pt_lat, 4 },
+		{ "device interrupts per I/O", "per I/O", pt_irq, 2 },
+		{ "VMM threads' CPU per I/O", "us per I/O (irqfd: ~0)", pt_cpu, 2 },
+	};
 	static const struct {
 		const char *file, *title;
 		const struct chart *panels;
 		unsigned n;
 	} charts[] = {
+		{ "linux-passthrough.svg", "Passthrough NVMe (pt-*) beside virtio-blk (pt-virtio), fio "
+					   "at depth 1 and 32 (nested: compare ratios)", pt_ch, 4 },
 		{ "linux-boot.svg", "", &boot_ch, 1 },
 		{ "linux-storage.svg", "", &storage_ch, 1 },
 		{ "linux-network.svg", "", &network_ch, 1 },
@@ -216,6 +228,8 @@ static void script(FILE *gp, const struct ll_options *o, const struct ll_cell *c
 		    "set xtics nomirror\n");
 	drawn[0] = left[0] = 0;
 	for (unsigned i = 0; i < sizeof(charts) / sizeof(charts[0]); i++) {
+		if (charts[i].panels == pt_ch && !lr_has_passthrough(cells, ncells))
+			continue; /* the passthrough experiment's own chart */
 		bool ok = chart(gp, o, cells, ncells, charts[i].file, charts[i].title, charts[i].panels,
 				charts[i].n);
 		char *buf = ok ? drawn : left;

@@ -44,11 +44,12 @@ static struct lp_irq_table *irq_block(const char *console, const char *name, str
 	return t;
 }
 
-/* The virtio rows of `t` (counts since boot), malloc'd. */
-static struct lp_irq_table *virtio_rows(const struct lp_irq_table *t, struct error *err)
+/* The rows of `t` named `rows` ("virtio", "nvme": counts since boot), malloc'd. */
+static struct lp_irq_table *device_rows(const struct lp_irq_table *t, const char *rows,
+					struct error *err)
 {
 	struct lp_irq_table *zero = calloc(1, sizeof(*zero)), *out = malloc(sizeof(*out));
-	if (!zero || !out || lp_irq_delta(zero, t, "virtio", out, err)) {
+	if (!zero || !out || lp_irq_delta(zero, t, rows, out, err)) {
 		free(out);
 		out = NULL;
 	}
@@ -71,7 +72,8 @@ static void note_level(const struct lp_irq_table *t, const char *when, char *buf
 	}
 }
 
-static void parse_work(const char *console, enum ll_work w, struct ll_work_result *r)
+static void parse_work(const char *console, enum ll_work w, const char *rows,
+		       struct ll_work_result *r)
 {
 	struct error err = { "" };
 	char name[64], *text = NULL;
@@ -115,7 +117,7 @@ static void parse_work(const char *console, enum ll_work w, struct ll_work_resul
 	snprintf(name, sizeof(name), "irq-after-%s", n);
 	after = before ? irq_block(console, name, &err) : NULL;
 	r->irqs = after ? malloc(sizeof(*r->irqs)) : NULL;
-	if (r->irqs && lp_irq_delta(before, after, "virtio", r->irqs, &err)) {
+	if (r->irqs && lp_irq_delta(before, after, rows, r->irqs, &err)) {
 		free(r->irqs);
 		r->irqs = NULL;
 	}
@@ -139,7 +141,7 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 		lp_dmesg_time(dm, " as init process", &run->run_init_s, &err); /* "Run /lab-init as ..." */
 	free(dm);
 	struct lp_irq_table *t = irq_block(console, "irq-ready", &err);
-	run->irq_ready = t ? virtio_rows(t, &err) : NULL;
+	run->irq_ready = t ? device_rows(t, ll_config_irq_rows(cfg), &err) : NULL;
 	free(t);
 	if (cfg->msi_expected)
 		note_level(run->irq_ready, "at boot", run->level_with_msi, sizeof(run->level_with_msi));
@@ -147,7 +149,7 @@ void ll_parse_console(const char *console, const struct ll_config *cfg, bool wor
 	for (unsigned k = 0; work && k < LL_NWORK; k++) {
 		if (!(asked & LL_WORK_BIT(k)))
 			continue;
-		parse_work(console, (enum ll_work)k, &run->work[k]);
+		parse_work(console, (enum ll_work)k, ll_config_irq_rows(cfg), &run->work[k]);
 		if (cfg->msi_expected)
 			note_level(run->work[k].irqs, ll_work_name((enum ll_work)k), run->level_with_msi,
 				   sizeof(run->level_with_msi));

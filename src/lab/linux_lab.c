@@ -32,6 +32,13 @@ static const char usage[] =
 	"                      msix,msix-shared,intx,nomsi; vhost: MSI-X with the NIC on vhost-net\n"
 	"                      and vsock on vhost-vsock (the others: msivm's vsock backend=unix),\n"
 	"                      msivm and QEMU alike; msix-nocoalesce: msivm's disk with coalesce=off)\n"
+	"                      The passthrough experiment (needs --vfio): pt-msix (MSI-X by irqfd),\n"
+	"                      pt-relay (each interrupt relayed by the VMM's thread: msivm relay=on,\n"
+	"                      QEMU x-no-kvm-msix=on), pt-intx (guest pci=nomsi), pt-dedicated\n"
+	"                      (msivm --dedicated, vCPU i on host CPU i+1, I/O on CPU 0), pt-virtio\n"
+	"                      (the same workloads on the VMM's virtio-blk); fio at depth 1 and 32\n"
+	"  --vfio PATH|auto    the device of the pt-* configurations: /sys/bus/pci/devices/BDF,\n"
+	"                      bound to vfio-pci (auto: the one device bound to vfio-pci)\n"
 	"  --runs N            boots per configuration, 1-10 (default 3)\n"
 	"  --io-runs N         of which the first N also run the workloads (default 1; 0: boot only)\n"
 	"  --vs qemu           the same guest, disk and tap under QEMU q35 in the same session\n"
@@ -99,6 +106,7 @@ static int parse_options(int argc, char **argv, struct ll_options *o)
 		{ "port", required_argument, NULL, 'p' }, { "cpuid-hide", required_argument, NULL, 'x' },
 		{ "qemu", required_argument, NULL, 'Q' }, { "timeout", required_argument, NULL, 'T' },
 		{ "no-vhost-vsock", no_argument, NULL, 'V' }, { "help", no_argument, NULL, 'h' },
+		{ "vfio", required_argument, NULL, 'v' },
 		{ 0, 0, 0, 0 },
 	};
 	int c, st = -1;
@@ -114,7 +122,7 @@ static int parse_options(int argc, char **argv, struct ll_options *o)
 		case 'I': o->initrd = optarg; break;
 		case 'c':
 			if (parse_configs(optarg, &o->configs))
-				return usage_error("bad configuration list (msix,msix-shared,intx,nomsi,msi,vhost,msix-nocoalesce)", optarg);
+				return usage_error("bad configuration list (msix,msix-shared,intx,nomsi,msi,vhost,msix-nocoalesce,pt-msix,pt-relay,pt-intx,pt-dedicated,pt-virtio)", optarg);
 			break;
 		case 'r': st = uint_opt(optarg, 1, LL_MAX_RUNS, &o->runs, "bad --runs (1-10)"); break;
 		case 'w': st = uint_opt(optarg, 0, LL_MAX_RUNS, &o->io_runs, "bad --io-runs (0-10)"); break;
@@ -139,6 +147,7 @@ static int parse_options(int argc, char **argv, struct ll_options *o)
 		case 'Q': o->qemu = optarg; break;
 		case 'T': st = uint_opt(optarg, 10, 86400, &o->timeout_s, "bad --timeout (10-86400 s)"); break;
 		case 'V': o->no_vhost_vsock = true; break;
+		case 'v': o->vfio = optarg; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case ':': return usage_error("option needs a value:", argv[optind - 1]);
 		default: return usage_error("unknown option", argv[optind - 1]);
@@ -150,6 +159,10 @@ static int parse_options(int argc, char **argv, struct ll_options *o)
 		return usage_error("unexpected argument", argv[optind]);
 	if (o->io_runs > o->runs)
 		o->io_runs = o->runs;
+	for (unsigned i = 0; i < ll_nconfigs; i++)
+		if ((o->configs & (1u << i)) && ll_config_needs_vfio(&ll_configs[i]) && !o->vfio)
+			return usage_error("configuration needs --vfio /sys/bus/pci/devices/BDF (a device "
+					   "bound to vfio-pci) or --vfio auto:", ll_configs[i].name);
 	return -1;
 }
 
@@ -366,6 +379,8 @@ int ll_main(int argc, char **argv)
 		return lab_nested_exec(self, argc, argv, &kh, true, NULL);
 	}
 	default_guest(&o, kbuf, ibuf, sizeof(kbuf));
+	if (o.vfio && ll_vfio_resolve(&o))
+		return EXIT_USAGE;
 	if (check_file("kernel", o.kernel) || check_file("initrd", o.initrd))
 		return EXIT_USAGE;
 	if (geteuid() != 0) {

@@ -71,7 +71,27 @@ struct ll_config {
 	const char *disk_extra;    /* appended to msivm's --disk value, or NULL */
 	bool vsock_vhost;          /* msivm's vsock on backend=vhost (else backend=unix); QEMU's
 				    * is always vhost-vsock-pci */
+	/* The passthrough experiment (--vfio, docs/vfio.md): */
+	bool passthrough;          /* fio on the VFIO device (--vfio), the guest's /dev/nvme0n1:
+				    * msivm --device path=, QEMU -device vfio-pci */
+	const char *vfio_extra;    /* appended to msivm's --device (",relay=on"), or NULL */
+	const char *qemu_vfio_extra; /* appended to QEMU's vfio-pci (",x-no-kvm-msix=on"), or NULL */
+	bool dedicated;            /* msivm --dedicated, vCPUs pinned (QEMU: skipped) */
+	uint32_t works;            /* LL_WORK_BIT of the workloads run (no vsock device); 0: all */
 };
+
+/* Whether configuration c needs the VFIO device (--vfio). */
+static inline bool ll_config_needs_vfio(const struct ll_config *c)
+{
+	return c->passthrough;
+}
+
+/* The guest's /proc/interrupts rows a configuration counts: the NVMe's for a passthrough one,
+ * else virtio's. */
+static inline const char *ll_config_irq_rows(const struct ll_config *c)
+{
+	return c->passthrough ? "nvme" : "virtio";
+}
 
 extern const struct ll_config ll_configs[];
 extern const unsigned ll_nconfigs;
@@ -141,6 +161,8 @@ struct ll_options {
 				    * have vsock workloads) */
 	bool no_vhost_vsock;       /* --no-vhost-vsock: as if it had none */
 	char vsock_path[108];      /* msivm's --vsock path= (backend=unix) */
+	const char *vfio;          /* --vfio: /sys/bus/pci/devices/BDF bound to vfio-pci, or NULL */
+	char vfio_buf[300];        /* --vfio auto: the one found */
 	char disk[4096];           /* scratch disk image */
 	char stats[4096];          /* per-run --stats-json file */
 	int sigfd;
@@ -151,6 +173,10 @@ struct ll_options {
 	unsigned runs_planned, runs_done, runs_failed;
 	int interrupted;
 };
+
+/* linux_vfio.c: resolves o->vfio ("auto": the one PCI device bound to vfio-pci) and checks
+ * that it is bound to vfio-pci. Returns 0, or -1 after a message on stderr. */
+int ll_vfio_resolve(struct ll_options *o);
 
 /* `msivm lab --guest linux ...`: the Linux lab. Same exit statuses as lab_main. */
 int ll_main(int argc, char **argv);

@@ -301,6 +301,7 @@ static void print_report(FILE *out, const struct ll_options *o, const struct ll_
 {
 	print_header(out, o, cells, ncells);
 	print_boot(out, cells, ncells);
+	lr_print_passthrough(out, cells, ncells);
 	print_storage(out, cells, ncells);
 	print_network(out, cells, ncells);
 	print_vsock(out, cells, ncells);
@@ -354,6 +355,12 @@ int ll_report(const struct ll_options *o, struct ll_cell *cells, unsigned ncells
 	fflush(stdout);
 	snprintf(path, sizeof(path), "%s/report.txt", o->out_dir);
 	ret = write_text(path, text, err);
+	static const char *const svgs[] = { "linux-passthrough.svg", "linux-boot.svg",
+					    "linux-storage.svg", "linux-network.svg",
+					    "linux-interrupts.svg" };
+	struct error herr = { "" };
+	if (lr_write_html(o, text, svgs, sizeof(svgs) / sizeof(svgs[0]), &herr) && !ret)
+		ret = error_set(err, -EIO, "%s", herr.msg);
 	free(text);
 	snprintf(path, sizeof(path), "%s/report.json", o->out_dir);
 	if (lr_write_json(o, cells, ncells, path) && !ret)

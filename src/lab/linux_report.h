@@ -16,6 +16,11 @@ enum lr_metric {
 	LR_TX, LR_RX,                                    /* iperf3 received, Mbit/s */
 	LR_VSOCK_P50, LR_VSOCK_P99, LR_VSOCK_BULK,       /* vsock round trip, us; bulk, MiB/s */
 	LR_IRQ_RW, LR_IRQ_TX,                            /* virtio interrupts per I/O, per MiB */
+	/* the passthrough experiment's (pt-*) besides LR_QD1_IOPS, LR_QD1_LAT, LR_QD32_IOPS and
+	 * LR_QD32_P99: */
+	LR_QD1_P99, LR_QD32_LAT,                         /* us */
+	LR_IRQ_QD1, LR_IRQ_QD32,                         /* the device's interrupts per I/O */
+	LR_CPU_QD1, LR_CPU_QD32,                         /* VMM threads but the vCPUs, us per I/O */
 	LR_NMETRIC
 };
 
@@ -101,6 +106,16 @@ const char *lr_fmt(char *buf, size_t len, double v);
 void lr_print_interrupts(FILE *out, const struct ll_cell *cells, unsigned ncells);
 void lr_print_ratios(FILE *out, const struct ll_cell *cells, unsigned ncells);
 void lr_print_findings(FILE *out, const struct ll_cell *cells, unsigned ncells);
+
+/* linux_passthrough.c: whether a cell is of the passthrough experiment (a configuration with
+ * its own workload list), and its table (nothing without such a cell). */
+bool lr_has_passthrough(const struct ll_cell *cells, unsigned ncells);
+void lr_print_passthrough(FILE *out, const struct ll_cell *cells, unsigned ncells);
+
+/* linux_html.c: OUT/report.html, self-contained: `text` (report.txt) and every chart of
+ * `charts` (file names in o->out_dir) inline. Returns 0 or -errno (err says why). */
+int lr_write_html(const struct ll_options *o, const char *text, const char *const *charts,
+		  unsigned ncharts, struct error *err);
 
 /* Writes report.json at path. Returns 0 or -EIO. */
 int lr_write_json(const struct ll_options *o, const struct ll_cell *cells, unsigned ncells,

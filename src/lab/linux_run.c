@@ -58,14 +58,33 @@ static void opt(struct args *a, const char *name, const char *fmt, ...)
 	add(a, "%s", v);
 }
 
+/* lab-init's lab.work= for a run with workloads: fio,iperf[,vsock], or the configuration's own
+ * list of fio workloads ("fio-qd1,fio-qd32"). */
+static void work_list(const struct ll_config *cfg, enum ll_vsock vsock, char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	if (!cfg->works) {
+		snprintf(buf, len, "%s", vsock ? "fio,iperf,vsock" : "fio,iperf");
+		return;
+	}
+	for (unsigned w = 0; w < LL_NWORK && k < len; w++)
+		if (cfg->works & LL_WORK_BIT(w))
+			k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "," : "",
+					      ll_work_name((enum ll_work)w));
+}
+
 static void guest_cmdline(const struct ll_options *o, const struct ll_config *cfg, bool work,
 			  enum ll_vsock vsock, char *buf, size_t len)
 {
+	char works[128];
+	work_list(cfg, vsock, works, sizeof(works));
 	snprintf(buf, len,
 		 "console=ttyS0 loglevel=5 panic=-1 rdinit=/lab-init lab.work=%s lab.fio=%u lab.iperf=%u "
-		 "lab.host=%s lab.ip=%s lab.port=%u%s%s",
-		 !work ? "none" : vsock ? "fio,iperf,vsock" : "fio,iperf", o->fio_s, o->iperf_s,
-		 o->host_ip, o->guest_ip, o->port, *cfg->guest_extra ? " " : "", cfg->guest_extra);
+		 "lab.host=%s lab.ip=%s lab.port=%u%s%s%s",
+		 !work ? "none" : works, o->fio_s, o->iperf_s, o->host_ip, o->guest_ip, o->port,
+		 cfg->passthrough ? " lab.disk=/dev/nvme0n1" : "", *cfg->guest_extra ? " " : "",
+		 cfg->guest_extra);
 }
 
 enum ll_vsock ll_vsock_backend(const struct ll_options *o, const struct ll_config *cfg,
@@ -93,6 +112,17 @@ static void msivm_args(const struct ll_options *o, const struct ll_config *cfg, 
 		opt(a, "--vsock", "cid=%u,irq=%s,path=%s", LL_VSOCK_CID, cfg->irq, o->vsock_path);
 	else if (vsock == LL_VSOCK_VHOST)
 		opt(a, "--vsock", "cid=%u,irq=%s,backend=vhost", LL_VSOCK_CID, cfg->irq);
+	if (cfg->passthrough)
+		opt(a, "--device", "path=%s,id=nvme,irq=msix%s", o->vfio,
+		    cfg->vfio_extra ? cfg->vfio_extra : "");
+	if (cfg->dedicated) { /* vCPU i alone on host CPU i+1, I/O on CPU 0, HLT and PAUSE exits off */
+		char pin[256];
+		size_t k = 0;
+		for (unsigned i = 0; i < o->cpus && k < sizeof(pin); i++)
+			k += (size_t)snprintf(pin + k, sizeof(pin) - k, "vcpu%u=%u,", i, i + 1);
+		opt(a, "--cpu-pin", "%sio=0", pin);
+		add(a, "--dedicated");
+	}
 	opt(a, "--stats-json", "%s", o->stats);
 	if (o->cpuid_hide)
 		opt(a, "--cpuid-hide", "%s", o->cpuid_hide);
@@ -136,6 +166,11 @@ static void qemu_args(const struct ll_options *o, const struct ll_config *cfg, c
 	if (vsock)
 		opt(a, "-device", "vhost-vsock-pci,guest-cid=%u,disable-legacy=on%s", LL_VSOCK_CID,
 		    *cfg->qemu_vectors ? cfg->qemu_vectors : ",vectors=4");
+	if (cfg->passthrough) { /* host=DDDD:BB:DD.F, the path's last component */
+		const char *bdf = strrchr(o->vfio, '/');
+		opt(a, "-device", "vfio-pci,host=%s,rombar=0%s", bdf ? bdf + 1 : o->vfio,
+		    cfg->qemu_vfio_extra ? cfg->qemu_vfio_extra : "");
+	}
 }
 
 /* --- the watcher: VMM CPU by thread kind and KVM exits at the guest's marks */
@@ -304,8 +339,8 @@ int ll_run_once(const struct ll_options *o, const struct ll_config *cfg, enum la
 	run->run_init_s = run->ready_s = NAN;
 	run->cpu_total = (struct ll_cpu){ NAN, NAN };
 	run->worked = work;
-	run->vsock = work ? ll_vsock_backend(o, cfg, vmm) : LL_VSOCK_NONE;
-	run->asked = work ? ll_works_default(run->vsock) : 0;
+	run->vsock = work && !cfg->works ? ll_vsock_backend(o, cfg, vmm) : LL_VSOCK_NONE;
+	run->asked = !work ? 0 : cfg->works ? cfg->works : ll_works_default(run->vsock);
 	for (unsigned k = 0; k < LL_NWORK; k++) {
 		run->work[k].window_s = NAN;
 		run->work[k].cpu = (struct ll_cpu){ NAN, NAN };

@@ -29,6 +29,17 @@ const struct lr_metric_def lr_metrics[LR_NMETRIC] = {
 			LL_FIO_RW, NAN },
 	[LR_IRQ_TX] = { "irqs_per_mib_iperf_tx", "virtio interrupts per MiB, iperf-tx", "per MiB",
 			LR_COUNT, LL_IPERF_TX, NAN },
+	[LR_QD1_P99] = { "fio_qd1_lat_p99_us", "fio-qd1 p99 latency", "us", LR_TIME, LL_FIO_QD1, NAN },
+	[LR_QD32_LAT] = { "fio_qd32_lat_mean_us", "fio-qd32 mean latency", "us", LR_TIME, LL_FIO_QD32,
+			  NAN },
+	[LR_IRQ_QD1] = { "irqs_per_io_fio_qd1", "device interrupts per I/O, fio-qd1", "per I/O",
+			 LR_COUNT, LL_FIO_QD1, NAN },
+	[LR_IRQ_QD32] = { "irqs_per_io_fio_qd32", "device interrupts per I/O, fio-qd32", "per I/O",
+			  LR_COUNT, LL_FIO_QD32, NAN },
+	[LR_CPU_QD1] = { "vmm_cpu_us_per_io_fio_qd1", "VMM threads' CPU per I/O, fio-qd1", "us",
+			 LR_COUNT, LL_FIO_QD1, NAN },
+	[LR_CPU_QD32] = { "vmm_cpu_us_per_io_fio_qd32", "VMM threads' CPU per I/O, fio-qd32", "us",
+			  LR_COUNT, LL_FIO_QD32, NAN },
 };
 
 /* The workload's result if r ran it (the run did not fail and the guest printed it). */
@@ -66,8 +77,9 @@ static double fio_value(const struct lp_fio *f, unsigned m)
 	case LR_QD32_IOPS:
 	case LR_QD128_IOPS:
 		return f->has_read || f->has_write ? f->read_iops + f->write_iops : NAN;
-	case LR_QD1_LAT: return f->has_read ? f->read_lat_mean_us
-				: f->has_write ? f->write_lat_mean_us : NAN;
+	case LR_QD1_LAT:
+	case LR_QD32_LAT: return f->has_read ? f->read_lat_mean_us
+				 : f->has_write ? f->write_lat_mean_us : NAN;
 	default: return f->has_read ? f->read_lat_p99_us : f->has_write ? f->write_lat_p99_us : NAN;
 	}
 }
@@ -86,8 +98,10 @@ double lr_value(const struct ll_run *r, unsigned m)
 	wr = work_of(r, lr_metrics[m].work);
 	if (!wr)
 		return NAN;
-	if (m == LR_IRQ_RW)
+	if (m == LR_IRQ_RW || m == LR_IRQ_QD1 || m == LR_IRQ_QD32)
 		return per(irq_sum(wr->irqs), wr->ios);
+	if (m == LR_CPU_QD1 || m == LR_CPU_QD32)
+		return per(wr->cpu.other_s * 1e6, wr->ios);
 	if (m == LR_IRQ_TX)
 		return per(irq_sum(wr->irqs), wr->mib);
 	if (*wr->error)

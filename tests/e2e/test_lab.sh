@@ -131,6 +131,8 @@ run lab --guest linux --kernel /nonexistent/vmlinuz --out "$TMP/ll"
 expect "lab --guest linux: a missing kernel is named" 125 '' "cannot read the guest kernel '/nonexistent/vmlinuz'"
 run lab --guest linux --configs msix,bogus
 expect "lab --guest linux: an unknown configuration is refused" 125 '' "bad configuration list"
+run lab --guest linux --configs msix,pt-relay
+expect "lab --guest linux: the passthrough experiment without --vfio is refused before anything runs" 125 '' "'pt-relay'"
 kind=$("$MSIVM" host)
 if [ "${kind%%:*}" != hardware ]; then
 	# No hardware KVM: the Linux lab runs in the nested rig, which boots its own guest.

@@ -239,6 +239,9 @@ build_l1() {
 		add_module "$root" "$m"
 	done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm
+	# the lab is its own program beside msivm (`msivm lab` starts it): check-linux.sh --lab
+	[ -x "${MSIVM%/*}/msivm-lab" ] || die "${MSIVM%/*}/msivm-lab not built (make)"
+	copy_with_libs "$root" "${MSIVM%/*}/msivm-lab" /lc/msivm-lab
 	# ... and libmicrohttpd, which msivm opens only for an API socket (no ldd line names it)
 	mhd=$(ldconfig -p | awk '$1 == "libmicrohttpd.so.12" { print $NF; exit }')
 	[ -n "$mhd" ] || die "libmicrohttpd.so.12 not found (apt-get install libmicrohttpd12)"

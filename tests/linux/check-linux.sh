@@ -190,7 +190,7 @@ if [ "$build" = 1 ] && [ "$report" = 0 ]; then
 			[ "${PIPESTATUS[0]}" = 0 ] || die "building the distro image failed"
 		fi ;;
 	esac
-	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm "$B/l2/initramfs.cpio.gz" \
+	if [ "$mode" = nested ] && newer "$B/l1/initramfs.cpio" build/msivm build/msivm-lab "$B/l2/initramfs.cpio.gz" \
 		"$here/l1-init" "$here/run-checks.sh" "$here/run-distro.sh" "$here/run-kata.sh" "$here/run-vfio.sh" "$here/checks.list" "$here/build.sh" "$here/vsk.c"; then
 		say "build L1 (Debian cloud kernel, kvm_amd, msivm, QEMU, the L2 guest)"
 		OUT=$B MSIVM=build/msivm "$here/build.sh" l1 2>&1 | tee "$LOGS/build-l1.log" | sed 's/^/  /'
@@ -277,7 +277,7 @@ run_l1() { # attempt configs...
 	esac
 	# vfio: an emulated IOMMU with interrupt remapping and an emulated NVMe with an image of its
 	# own, which L1 passes through (tests/linux/run-vfio.sh; ../shared/platform.md has the recipe)
-	case " $* " in *" vfio "*)
+	case " $* ${lab:+lab: $lab} " in *" vfio "* | *" lab: "*" --vfio "*) # the lab's passthrough experiment too
 		rm -f "$B/vfio-nvme.img" && truncate -s 64M "$B/vfio-nvme.img"
 		machine=q35,kernel-irqchip=split
 		vfio="-device intel-iommu,intremap=on,caching-mode=on -drive file=$B/vfio-nvme.img,if=none,id=nvme0,format=raw -device nvme,serial=msivmvfio,drive=nvme0,msix_qsize=8"

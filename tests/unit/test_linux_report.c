@@ -16,12 +16,15 @@
 
 #include "lab/linux_lab.h"
 
-static const struct ll_config cfg_msix = { "msix", "MSI-X, a vector per queue", "msix", "", "",
-					   true, false, NULL, false };
-static const struct ll_config cfg_nomsi = { "nomsi", "guest without MSI (pci=nomsi)", "msix", "",
-					    "pci=nomsi", false, false, NULL, false };
-static const struct ll_config cfg_intx = { "intx", "INTx", "intx", ",vectors=0", "", false, false, NULL, false };
-static const struct ll_config cfg_msi = { "msi", "plain MSI offered", "msi", NULL, "", false, false, NULL, false };
+static const struct ll_config cfg_msix = { .name = "msix", .label = "MSI-X, a vector per queue",
+					   .irq = "msix", .qemu_vectors = "", .guest_extra = "",
+					   .msi_expected = true };
+static const struct ll_config cfg_nomsi = { .name = "nomsi", .label = "guest without MSI (pci=nomsi)",
+					    .irq = "msix", .qemu_vectors = "", .guest_extra = "pci=nomsi" };
+static const struct ll_config cfg_intx = { .name = "intx", .label = "INTx", .irq = "intx",
+					   .qemu_vectors = ",vectors=0", .guest_extra = "" };
+static const struct ll_config cfg_msi = { .name = "msi", .label = "plain MSI offered", .irq = "msi",
+					  .guest_extra = "" };
 
 /* The figures one hand-made run reports. */
 struct fig {
