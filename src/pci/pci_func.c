@@ -46,7 +46,8 @@ void pci_func_destroy(struct pci_func *f)
 {
 	for (unsigned i = 0; i < PCI_NUM_BARS; i++)
 		if (f->bars[i].mapped)
-			bus_unregister(f->mmio, f->bars[i].mapped_at, f->bars[i].opaque);
+			bus_unregister(f->bars[i].io ? f->pio : f->mmio, f->bars[i].mapped_at,
+				       f->bars[i].opaque);
 	pthread_mutex_destroy(&f->lock);
 }
 
@@ -72,9 +73,27 @@ int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
 	return 0;
 }
 
+int pci_func_add_io_bar(struct pci_func *f, unsigned idx, uint32_t size, struct bus *pio,
+			const struct bus_ops *ops, void *opaque, const char *name)
+{
+	if (idx >= PCI_NUM_BARS || size < 4 || size > 256 || (size & (size - 1)) || !pio ||
+	    f->bars[idx].size || (idx > 0 && f->bars[idx - 1].is64))
+		return -EINVAL;
+	f->bars[idx] = (struct pci_bar){ .size = size, .io = true, .ops = ops, .opaque = opaque,
+					 .name = name };
+	f->pio = pio;
+	uint32_t off = PCI_BAR0 + idx * 4;
+	pci_cfg_set32(f, off, PCI_BAR_IO);
+	uint32_t mask = ~(size - 1) & ~0x3u; /* bits 1..0: I/O space indicator, reserved */
+	memcpy(&f->wmask[off], &mask, 4);
+	return 0;
+}
+
 uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx)
 {
 	uint32_t off = PCI_BAR0 + idx * 4;
+	if (f->bars[idx].io)
+		return pci_cfg_get32(f, off) & ~0x3ULL;
 	uint64_t addr = pci_cfg_get32(f, off) & ~0xfULL;
 	if (f->bars[idx].is64)
 		addr |= (uint64_t)pci_cfg_get32(f, off + 4) << 32;
@@ -84,34 +103,56 @@ uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx)
 void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr)
 {
 	uint32_t off = PCI_BAR0 + idx * 4;
+	if (f->bars[idx].io) {
+		pci_cfg_set32(f, off, ((uint32_t)addr & ~0x3u) | PCI_BAR_IO);
+		return;
+	}
 	pci_cfg_set32(f, off, ((uint32_t)addr & ~0xfu) | (f->bars[idx].is64 ? PCI_BAR_MEM64 : 0));
 	if (f->bars[idx].is64)
 		pci_cfg_set32(f, off + 4, (uint32_t)(addr >> 32));
 }
 
-/* Maps or unmaps each BAR to match decode and its address (lock held). A BAR
- * the guest placed outside the window or over another range stays unmapped. */
+/* Whether BAR `b` may be mapped at `addr`: a memory BAR inside the window, an I/O BAR at a
+ * non-zero port below 64 KiB. */
+static bool bar_inside(const struct pci_func *f, const struct pci_bar *b, uint64_t addr)
+{
+	if (b->io)
+		return addr != 0 && addr < PCI_IO_SPACE_END && b->size <= PCI_IO_SPACE_END - addr;
+	return addr >= f->window.start && addr <= f->window.end && b->size <= f->window.end - addr;
+}
+
+/* The address a BAR reads back while the guest sizes it (all ones written). */
+static uint64_t sizing_addr(const struct pci_bar *b)
+{
+	if (b->io)
+		return ~(b->size - 1) & 0xfffffffcULL;
+	return ~(b->size - 1) & (b->is64 ? ~0ULL : 0xffffffffULL) & ~0xfULL;
+}
+
+/* Maps or unmaps each BAR to match decode (memory or I/O, per BAR) and its address (lock held).
+ * A BAR the guest placed outside its space or over another range stays unmapped. */
 static void update_bars(struct pci_func *f)
 {
-	bool decode = pci_cfg_get16(f, PCI_COMMAND) & PCI_CMD_MEMORY;
+	uint16_t cmd = pci_cfg_get16(f, PCI_COMMAND);
 	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
 		struct pci_bar *b = &f->bars[i];
 		if (!b->size)
 			continue;
+		bool decode = cmd & (b->io ? PCI_CMD_IO : PCI_CMD_MEMORY);
+		struct bus *bus = b->io ? f->pio : f->mmio;
 		uint64_t addr = pci_func_bar_addr(f, i);
 		if (b->mapped && (!decode || addr != b->mapped_at)) {
-			bus_unregister(f->mmio, b->mapped_at, b->opaque);
+			bus_unregister(bus, b->mapped_at, b->opaque);
 			b->mapped = false;
 			if (f->ops && f->ops->bar_moved)
 				f->ops->bar_moved(f->opaque, i, false, b->mapped_at);
 		}
 		if (!decode || b->mapped)
 			continue;
-		bool sizing = addr == (~(b->size - 1) & (b->is64 ? ~0ULL : 0xffffffffULL) & ~0xfULL);
-		bool inside = addr >= f->window.start && addr <= f->window.end &&
-			      b->size <= f->window.end - addr;
-		int ret = inside ? bus_register(f->mmio, addr, b->size, b->ops, b->opaque, b->name)
-				 : -ERANGE;
+		bool sizing = addr == sizing_addr(b);
+		int ret = bar_inside(f, b, addr) ? bus_register(bus, addr, b->size, b->ops, b->opaque,
+								 b->name)
+						 : -ERANGE;
 		if (ret == 0) {
 			b->mapped = true;
 			b->mapped_at = addr;
@@ -124,8 +165,9 @@ static void update_bars(struct pci_func *f)
 			log_ratelimited(&f->rl, LOG_WARN,
 					"%s: BAR%u at 0x%" PRIx64 " (size 0x%" PRIx64 ") not mapped: %s",
 					f->name, i, addr, b->size,
-					ret == -ERANGE ? "outside the PCI MMIO window"
-						       : "overlaps another device or region");
+					ret != -ERANGE ? "overlaps another device or region"
+					: b->io ? "outside the I/O port space (1..0xffff)"
+						: "outside the PCI MMIO window");
 	}
 }
 

@@ -33,6 +33,8 @@
 #define PCI_STATUS_INTX   0x0008
 #define PCI_STATUS_CAPS   0x0010
 #define PCI_BAR_MEM64     0x04
+#define PCI_BAR_IO        0x01
+#define PCI_IO_SPACE_END  0x10000 /* x86 port space: an I/O BAR maps below it */
 
 /* The MMIO window BARs may be placed in, and the mapping rules' view of RAM. */
 struct pci_window {
@@ -40,8 +42,9 @@ struct pci_window {
 };
 
 struct pci_bar {
-	uint64_t size;         /* power of two >= 16; 0: BAR not implemented */
+	uint64_t size;         /* power of two >= 16 (I/O: 4..256); 0: BAR not implemented */
 	bool is64;
+	bool io;               /* an I/O BAR: on the port bus while I/O decode is on */
 	uint64_t mapped_at;    /* guest address while mapped */
 	bool mapped;
 	const struct bus_ops *ops;
@@ -80,6 +83,7 @@ struct pci_func {
 	uint8_t trap_off, trap_len;     /* config bytes whose accesses call ops->config_trap */
 	struct pci_bar bars[PCI_NUM_BARS];
 	struct bus *mmio;
+	struct bus *pio;                /* I/O BARs' bus (pci_func_add_io_bar), NULL without one */
 	struct pci_window window;
 	const struct pci_func_ops *ops;
 	void *opaque;
@@ -101,6 +105,12 @@ void pci_func_destroy(struct pci_func *f);
  * -EINVAL. Call before the guest runs. */
 int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
 		     const struct bus_ops *ops, void *opaque, const char *name);
+
+/* Declares I/O BAR `idx` of `size` bytes (a power of two, 4..256) on the port bus `pio`: it is
+ * mapped there while I/O decode is on, at a non-zero address below 64 KiB that overlaps no other
+ * range. Its accesses go to `ops`/`opaque`. Returns 0 or -EINVAL. Call before the guest runs. */
+int pci_func_add_io_bar(struct pci_func *f, unsigned idx, uint32_t size, struct bus *pio,
+			const struct bus_ops *ops, void *opaque, const char *name);
 
 /* Programs BAR `idx` to `addr`, as firmware would, without enabling decode. */
 void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr);

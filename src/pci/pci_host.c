@@ -41,7 +41,7 @@ static void addr_read(void *opaque, uint64_t off, void *data, uint32_t len)
 	uint32_t v = 0xffffffffu;
 	if (off == 0 && len == 4) {
 		pthread_mutex_lock(&h->lock);
-		v = h->config_addr;
+		v = h->config_addr & 0x80fffffcu; /* the low two bits read as zero */
 		pthread_mutex_unlock(&h->lock);
 	}
 	memcpy(data, &v, len);
@@ -54,7 +54,7 @@ static void addr_write(void *opaque, uint64_t off, const void *data, uint32_t le
 		return;
 	pthread_mutex_lock(&h->lock);
 	memcpy(&h->config_addr, data, 4);
-	h->config_addr &= 0x80fffffcu;
+	h->config_addr &= 0x80ffffffu;
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -69,7 +69,11 @@ static int decode_cf8(struct pci_host *h, uint64_t off, uint32_t *bus, uint32_t 
 		return -1;
 	*bus = (a >> 16) & 0xff;
 	*devfn = (a >> 8) & 0xff;
-	*reg = (a & 0xfc) + (uint32_t)off;
+	/* As QEMU's host bridge: CF8's low two bits are kept and ORed with the data port offset, so
+	 * a 16-bit read at CFC with register 2 in CF8 reads register 2 (kvm-unit-tests'
+	 * pci_config_readw(dev, PCI_DEVICE_ID) does that); the usual CF8 = reg & ~3, CFC + (reg & 3)
+	 * gives the same register. */
+	*reg = (a & 0xff) | (uint32_t)off;
 	return 0;
 }
 

@@ -10,13 +10,22 @@
 #include "devices/device_type.h"
 #include "vmm/vm_state.h"
 
-/* Places every BAR of `f` in the window, naturally aligned, as firmware would. */
+/* Places every BAR of `f`, naturally aligned, as firmware would: memory BARs in the window, I/O
+ * BARs from port PCI_IO_START up. */
 static int assign_bars(struct vm *vm, struct pci_func *f, struct error *err)
 {
 	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
 		uint64_t size = f->bars[i].size;
 		if (!size)
 			continue;
+		if (f->bars[i].io) {
+			uint64_t port = (vm->pci_next_io + size - 1) & ~(size - 1);
+			if (port + size > PCI_IO_SPACE_END)
+				return error_set(err, -ENOSPC, "%s: PCI I/O ports full", f->name);
+			pci_func_set_bar_addr(f, i, port);
+			vm->pci_next_io = port + size;
+			continue;
+		}
 		uint64_t addr = (vm->pci_next_bar + size - 1) & ~(size - 1);
 		if (addr + size > PCI_MMIO_END)
 			return error_set(err, -ENOSPC, "%s: PCI MMIO window full", f->name);
@@ -51,6 +60,7 @@ int pci_devices_create(struct vm *vm, struct error *err)
 	}
 	vm->pci_ready = true;
 	vm->pci_next_bar = PCI_MMIO_START;
+	vm->pci_next_io = PCI_IO_START;
 	struct device_env env = { .mem = &vm->mem, .vm_fd = vm->vm_fd, .routes = &vm->routes,
 				  .loop = &vm->loop, .mmio = &vm->mmio, .window = window,
 				  .tsc_offset = &vm->tsc_offset };
@@ -72,6 +82,16 @@ int pci_devices_create(struct vm *vm, struct error *err)
 			return ret;
 	}
 	return 0;
+}
+
+int pci_devices_add_func(struct vm *vm, struct pci_func *f, struct error *err)
+{
+	if (!vm->pci_ready)
+		return error_set(err, -EINVAL, "%s: no PCI host bridge yet", f->name);
+	int slot = pci_host_add(&vm->pci, f);
+	if (slot < 0)
+		return error_set(err, slot, "%s: no free PCI slot", f->name);
+	return assign_bars(vm, f, err);
 }
 
 void pci_devices_destroy(struct vm *vm)

@@ -378,7 +378,8 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct error *err)
 	if ((ret = setup_loop(vm, err)) || (ret = setup_kvm(vm, err)) ||
 	    (ret = setup_memory(vm, err)) || (ret = setup_devices(vm, err)) ||
 	    (ret = vm_testdev_create(vm, err)) ||
-	    (ret = pci_devices_create(vm, err)) || (ret = setup_vcpus(vm, err))) {
+	    (ret = pci_devices_create(vm, err)) || (ret = vm_testdev_attach_pci(vm, err)) ||
+	    (ret = setup_vcpus(vm, err))) {
 		vm_destroy(vm);
 		return ret;
 	}

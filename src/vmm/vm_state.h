@@ -135,6 +135,7 @@ struct vm {
 	struct gsi_routes routes;
 	struct pci_host pci;
 	uint64_t pci_next_bar;     /* BAR allocator inside the PCI window */
+	uint64_t pci_next_io;      /* I/O BAR allocator, from PCI_IO_START */
 	struct vm_device devs[VM_MAX_DEVICES]; /* in PCI slot order (devices/device_type.h) */
 	uint32_t ndevs;
 };

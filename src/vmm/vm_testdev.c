@@ -1,11 +1,13 @@
-/* --testdev: fw_cfg and pc-testdev built and put on the port and MMIO buses. */
+/* --testdev: fw_cfg, pc-testdev and pci-testdev built and put on the port and MMIO buses and PCI bus 0. */
 #include "vmm/vm_testdev.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86/layout.h"
 #include "irq/irqchip.h"
+#include "vmm/pci_devices.h"
 #include "vmm/vm_state.h"
 
 int vm_testdev_create(struct vm *vm, struct error *err)
@@ -41,11 +43,33 @@ int vm_testdev_create(struct vm *vm, struct error *err)
 	return 0;
 }
 
+int vm_testdev_attach_pci(struct vm *vm, struct error *err)
+{
+	struct vm_testdev *t = vm->testdev;
+	if (!t)
+		return 0;
+	struct pci_window window = { PCI_MMIO_START, PCI_MMIO_END };
+	int ret = pci_testdev_init(&t->pci, vm->vm_fd, &vm->mmio, &vm->pio, window);
+	if (ret)
+		return error_set(err, ret, "cannot set up pci-testdev: %s", strerror(-ret));
+	t->pci_ready = true;
+	if ((ret = pci_devices_add_func(vm, &t->pci.func, err)))
+		return ret;
+	/* SeaBIOS turns decode on for the devices it placed; the suite relies on it. */
+	pci_func_cfg_write(&t->pci.func, PCI_COMMAND, 2, PCI_CMD_IO | PCI_CMD_MEMORY);
+	uint16_t cmd = (uint16_t)pci_func_cfg_read(&t->pci.func, PCI_COMMAND, 2);
+	if (!t->pci.func.bars[0].mapped || !t->pci.func.bars[1].mapped)
+		return error_set(err, -EEXIST, "pci-testdev: cannot map its BARs (command 0x%x)", cmd);
+	return 0;
+}
+
 void vm_testdev_destroy(struct vm *vm)
 {
 	struct vm_testdev *t = vm->testdev;
 	if (!t)
 		return;
+	if (t->pci_ready)
+		pci_testdev_destroy(&t->pci);
 	if (t->pc_ready)
 		pc_testdev_destroy(&t->pc);
 	if (t->fw_ready)

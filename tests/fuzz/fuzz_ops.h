@@ -49,7 +49,8 @@ enum fz_op {
 enum fz_pci_op {
 	FZP_PIO,       /* u8 port (0xcf8 + %8), u8 len (1,2,4; bit 7 read), u32 value */
 	FZP_ECAM,      /* u32 off (% 1 MiB), u8 len (1..8; bit 7 read), u64 value */
-	FZP_BAR,       /* u8 dev, u8 bar, u16 off, u8 len (1..8; bit 7 read), u64 value: at the BAR's address */
+	FZP_BAR,       /* u8 dev (% 4: 3 is pci-testdev, BAR0 MMIO / BAR1 I/O), u8 bar, u16 off,
+			* u8 len (1..8; bit 7 read), u64 value: at the BAR's address */
 	FZP_MMIO,      /* u32 addr (in the MMIO hole), u8 len, u64 value: anywhere */
 	FZP_SIGNAL,    /* u8 dev, u8 vector: the device raises an MSI-X vector or MSI message */
 	FZP_EOI,       /* u8 dev: the INTx resample of an EOI */

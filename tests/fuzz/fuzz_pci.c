@@ -1,10 +1,11 @@
-/* Fuzz target: PCI config space through CF8/CFC and ECAM, BAR moves, MSI-X table/PBA and MSI, with three virtio functions on bus 0. */
+/* Fuzz target: PCI config space through CF8/CFC and ECAM, BAR moves (memory and I/O), MSI-X table/PBA and MSI, three virtio functions and pci-testdev on bus 0. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "devices/pci_testdev.h"
 #include "devices/virtio_console.h"
 #include "devices/virtio_rng.h"
 #include "fuzz_common.h"
@@ -31,6 +32,7 @@ struct rig {
 	struct virtio_rng *rng0, *rng2;   /* MSI-X (vectors from the input), INTx */
 	struct virtio_console *con1;      /* MSI */
 	struct virtio_pci *t[NDEV];
+	struct pci_testdev *td;           /* slot 4: an I/O BAR, test registers */
 };
 
 /* Every mapped BAR lies inside the window and overlaps no other mapped BAR:
@@ -50,6 +52,16 @@ static void check_bars(const struct rig *r)
 					 y->mapped_at + y->size <= x->mapped_at);
 		}
 	}
+	/* pci-testdev: its memory BAR as above, its I/O BAR at a non-zero port below 64 KiB, never
+	 * over the config ports; a selected test is one of the six. */
+	const struct pci_bar *m = &r->td->func.bars[0], *io = &r->td->func.bars[1];
+	if (m->mapped)
+		FZ_CHECK(m->mapped_at >= FZ_WIN_START && m->mapped_at + m->size <= FZ_WIN_END);
+	if (io->mapped)
+		FZ_CHECK(io->mapped_at && io->mapped_at + io->size <= PCI_IO_SPACE_END &&
+			 (io->mapped_at + io->size <= PCI_CONFIG_ADDR_PORT ||
+			  io->mapped_at >= PCI_CONFIG_DATA_PORT + 4));
+	FZ_CHECK(r->td->current >= -1 && r->td->current < PCI_TESTDEV_NTESTS);
 }
 
 static void bus_access(struct bus *bus, uint64_t addr, uint8_t l, uint64_t v)
@@ -104,6 +116,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			next += bsz;
 		}
 	}
+	r->td = calloc(1, sizeof(*r->td));
+	if (!r->td || pci_testdev_init(r->td, -1, &vm->mmio, &vm->pio, fz_window()) ||
+	    pci_host_add(&r->host, &r->td->func) < 0)
+		abort();
+	next = (next + PCI_TESTDEV_MEM_SIZE - 1) & ~(uint64_t)(PCI_TESTDEV_MEM_SIZE - 1);
+	pci_func_set_bar_addr(&r->td->func, 0, next);
+	pci_func_set_bar_addr(&r->td->func, 1, 0xc000);
 	while (in.left) {
 		uint8_t op = fz_u8(&in) % FZP_NOPS;
 		switch (op) {
@@ -125,11 +144,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case FZP_BAR: {
-			struct virtio_pci *t = r->t[fz_u8(&in) % NDEV];
-			uint64_t base = pci_func_bar_addr(&t->func, fz_u8(&in) % PCI_NUM_BARS);
+			unsigned dev = fz_u8(&in) % (NDEV + 1);
+			struct pci_func *f = dev < NDEV ? &r->t[dev]->func : &r->td->func;
+			unsigned b = fz_u8(&in) % PCI_NUM_BARS;
+			uint64_t base = pci_func_bar_addr(f, b);
 			uint16_t off = fz_u16(&in);
 			uint8_t l = fz_u8(&in);
-			bus_access(&vm->mmio, base + off, l, fz_u64(&in));
+			bus_access(f->bars[b].io ? &vm->pio : &vm->mmio, base + off, l, fz_u64(&in));
 			break;
 		}
 		case FZP_MMIO: {
@@ -162,6 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(r->con1);
 	free(r->rng2);
 	pci_host_destroy(&r->host, &vm->pio, &vm->mmio);
+	pci_testdev_destroy(r->td);
+	free(r->td);
 	fz_vm_destroy(vm);
 	free(r);
 	return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kut table: per unittests.cfg entry, QEMU's and msivm's verdicts (from run.sh's passes in
-# DIR/qemu.results, DIR/msivm.results) and the first line where their logs differ (numbers
-# masked); then `N passed, N failed` for msivm. Exit 1 if QEMU passes an entry that msivm ran and
+# DIR/qemu.results, DIR/msivm.results) and the first line where their logs differ (numbers,
+# decimal or hex, masked); then `N passed, N failed` for msivm. Exit 1 if QEMU passes an entry that msivm ran and
 # did not pass and KNOWN (lines "entry<TAB>reason") does not name it, or if msivm does not pass one of the
 # REQUIRED entries (CI's: they must pass whatever QEMU did).
 #   tests/kut/table.sh DIR UNITTESTS_CFG KNOWN [REQUIRED...]
@@ -20,7 +20,9 @@ firstdiff() { # the first differing line of the two logs, past the command line
 	[ -f "$a" ] && [ -f "$b" ] || return
 	# The guest's lines only: not the command line, nor the VMMs' own messages.
 	local vmm='^(timeout |qemu-system-x86_64: |msivm: |$)'
-	diff <(grep -Ev "$vmm" "$a" | sed 's/[0-9][0-9]*/#/g') <(grep -Ev "$vmm" "$b" | sed 's/[0-9][0-9]*/#/g') |
+	# Numbers, decimal or hex (addresses: "membar febff000"), are masked.
+	local num='s/\b(0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b/#/g'
+	diff <(grep -Ev "$vmm" "$a" | sed -E "$num") <(grep -Ev "$vmm" "$b" | sed -E "$num") |
 		grep -m1 '^[<>]' | cut -c1-100
 }
 pass=0 fail=0 skip=0 bad=()

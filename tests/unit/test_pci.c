@@ -669,6 +669,25 @@ static void test_host_cf8_reads_back_what_was_written(void **state)
 	assert_int_equal(pio_r(x, 0xcfa, 2), 0xffff);
 }
 
+/* QEMU's host bridge ORs CF8's low two bits into the register: kvm-unit-tests reads the device
+ * id with CF8 = ...|2 and a 16-bit read at CFC (it found no PCI device before). */
+static void test_host_cf8_low_bits_pick_the_register(void **state)
+{
+	struct fx *x = *state;
+	host_up(x);
+	pio_w(x, 0xcf8, cf8(0, 1 << 3, PCI_DEVICE_ID), 4);
+	assert_int_equal(pio_r(x, 0xcfc, 2), DEVICE);
+	assert_int_equal(pio_r(x, 0xcf8, 4), cf8(0, 1 << 3, 0)); /* read back without them */
+	pio_w(x, 0xcf8, cf8(0, 1 << 3, 1), 4);
+	assert_int_equal(pio_r(x, 0xcfc, 1), VENDOR >> 8);
+	assert_int_equal(pio_r(x, 0xcfe, 1), DEVICE >> 8);   /* ORed, as QEMU: 1 | 2 = register 3 */
+	pio_w(x, 0xcf8, cf8(0, 1 << 3, 0), 4);
+	assert_int_equal(pio_r(x, 0xcfe, 2), DEVICE);         /* the usual way still works */
+	/* A misaligned result (register 1, 16 bits) is refused: all ones. */
+	pio_w(x, 0xcf8, cf8(0, 1 << 3, 1), 4);
+	assert_int_equal(pio_r(x, 0xcfc, 2), 0xffff);
+}
+
 static void test_host_cf8_cfc_round_trip(void **state)
 {
 	struct fx *x = *state;
@@ -856,7 +875,7 @@ int main(void)
 		T(test_misaligned_and_out_of_range_writes_are_dropped),
 		T(test_wrapping_config_offset_reads_ones),
 		T(test_host_cf8_reads_back_what_was_written),
-		T(test_host_cf8_cfc_round_trip),
+		T(test_host_cf8_low_bits_pick_the_register), T(test_host_cf8_cfc_round_trip),
 		T(test_host_cfc_byte_and_word_accesses),
 		T(test_host_enable_bit_clear_reads_ones),
 		T(test_host_absent_device_reads_ones),

@@ -15,6 +15,8 @@
 #define PCI_MMIO_START   0xC0000000ULL
 #define PCI_MMIO_END     0xE0000000ULL
 #define PCI_ECAM_BASE    0xE0000000ULL
+/* I/O BARs (pci-testdev's) are placed from this port up, as SeaBIOS does. */
+#define PCI_IO_START     0xC000
 
 /* Legacy area: RAM below 640 KiB, then VGA/BIOS space up to 1 MiB. */
 #define LOW_RAM_END      0xA0000ULL
