@@ -26,6 +26,7 @@ struct fx {
 	struct pci_host host;
 	struct pci_testdev d;
 	int kvm, vm_fd;
+	bool dev_up;
 };
 
 /* The device on a host bridge, BARs placed and decoding as vm_testdev_attach_pci leaves them;
@@ -33,6 +34,7 @@ struct fx {
 static void up(struct fx *x, int vm_fd)
 {
 	assert_int_equal(pci_testdev_init(&x->d, vm_fd, &x->vm->mmio, &x->vm->pio, fake_window()), 0);
+	x->dev_up = true;
 	assert_int_equal(pci_host_add(&x->host, &x->d.func), 1);
 	pci_func_set_bar_addr(&x->d.func, 0, MEMBAR);
 	pci_func_set_bar_addr(&x->d.func, 1, IOBAR);
@@ -57,7 +59,8 @@ static int teardown(void **state)
 {
 	struct fx *x = *state;
 	pci_host_destroy(&x->host, &x->vm->pio, &x->vm->mmio);
-	pci_testdev_destroy(&x->d);
+	if (x->dev_up)
+		pci_testdev_destroy(&x->d);
 	if (x->vm_fd >= 0)
 		close(x->vm_fd);
 	if (x->kvm >= 0)
