@@ -67,6 +67,21 @@ static bool stopped(struct snap *s)
 	return s->signo != 0;
 }
 
+/* After a child was reaped: one that a Ctrl-C reached first (it died of SIGINT or exited 130)
+ * stops the lab as the user's interrupt (lab_interrupted_child), as for every other experiment. */
+static void reaped(struct snap *s, const struct lab_tty *t)
+{
+	if (!s->signo && t->status == 128 + SIGINT)
+		s->signo = lab_interrupted_child(s->o->sigfd);
+}
+
+/* lab_tty_close, then reaped. */
+static void end(struct snap *s, struct lab_tty *t)
+{
+	lab_tty_close(t);
+	reaped(s, t);
+}
+
 static uint64_t deadline(void) { return lab_now_ns() + STEP_NS; }
 
 static int64_t realtime_us(void)
@@ -171,6 +186,7 @@ static int quit(struct snap *s, struct lab_tty *t, const char *what, uint64_t *f
 	int want = s->vmm == LAB_QEMU ? 11 : 5;
 	bool ended = !lab_tty_send(t, "quit") && lab_tty_wait(t, deadline());
 	s->run->status = t->status;
+	reaped(s, t);
 	if (!ended || t->status != want)
 		return fail(s, "%s %s with status %d instead of %d", what,
 			    ended ? "ended" : "did not end after quit (killed)", t->status, want);
@@ -211,7 +227,7 @@ static int clones(struct snap *s, struct argv *a)
 	for (unsigned k = 0; k < LAB_SNAPSHOT_CLONES; k++) {
 		if (!ret)
 			ret = quit(s, &t[k], "a clone", NULL);
-		lab_tty_close(&t[k]);
+		end(s, &t[k]);
 	}
 	if (!ret)
 		set(s, "clone_pss_kib", (double)pss / LAB_SNAPSHOT_CLONES);
@@ -264,7 +280,7 @@ static int msivm_steps(struct snap *s, struct lab_tty *t)
 	}
 	if (!ret && !(ret = quit(s, t, "the snapshotted msivm", &first)))
 		set(s, "cold_entry_ms", (double)(first - t->t0) / 1e6);
-	lab_tty_close(t);
+	end(s, t);
 	if (!ret && !stopped(s)) {
 		memset(a, 0, sizeof(*a));
 		msivm_restore_argv(s, a);
@@ -359,7 +375,7 @@ static int qemu_steps(struct snap *s, struct lab_tty *t)
 		set(s, "cold_pss_kib", (double)lab_pss_kib(t->pid));
 		ret = qemu_save(s);
 	}
-	lab_tty_close(t); /* a migrated QEMU stays stopped: its console would never answer */
+	end(s, t); /* a migrated QEMU stays stopped: its console would never answer */
 	if (!ret && !stopped(s)) {
 		memset(a, 0, sizeof(*a));
 		ret = qemu_restore(s, t, a);
@@ -409,8 +425,12 @@ int lab_snapshot_run(const struct lab_options *o, const struct lab_experiment *e
 	run->secs = (double)(lab_now_ns() - t0) / 1e9;
 	run->console = t.log; /* the restored guest's console, or the cold one's if it went no further */
 	t.log = NULL;
-	lab_tty_close(&t);
+	end(s, &t);
 	sigaction(SIGPIPE, &old, NULL);
+	/* A run that failed while a signal came for the lab: the user's Ctrl-C (which the VMMs got
+	 * too: QEMU exits 0 on it) ended it, not the VMM. */
+	if (run->failed)
+		stopped(s);
 	run->errout = lab_slurp(s->f[F_ERR]);
 	if (run->failed && run->errout && *run->errout) {
 		size_t n = strlen(run->error);

@@ -147,10 +147,7 @@ char *lab_slurp(const char *path)
 	return s;
 }
 
-/* A child that died of SIGINT, or exited 130 as msivm does on it, was stopped by the user's
- * Ctrl-C, which the whole process group gets: whichever process sees it first, the lab stops.
- * Waits up to 500 ms for the lab's own copy (to name the signal it was), else takes SIGINT. */
-static int interrupted_child(int sigfd)
+int lab_interrupted_child(int sigfd)
 {
 	struct pollfd p = { .fd = sigfd, .events = POLLIN };
 	struct signalfd_siginfo si;
@@ -216,7 +213,7 @@ int lab_spawn(char *const argv[], int sigfd, struct lab_child *ch, struct lab_ru
 	run->secs = (double)(lab_now_ns() - ch->t0) / 1e9;
 	run->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	if (!ch->signo && run->status == 128 + SIGINT)
-		ch->signo = interrupted_child(sigfd);
+		ch->signo = lab_interrupted_child(sigfd);
 	static const char trunc_note[] = "\n[truncated]\n";
 	if (err.truncated && err.len >= sizeof(trunc_note))
 		memcpy(err.buf + err.len - (sizeof(trunc_note) - 1), trunc_note, sizeof(trunc_note));

@@ -50,6 +50,12 @@ char *lab_slurp(const char *path);
  * child that died of SIGINT or exited 130 (a Ctrl-C that reached it first). The child
  * dies with the lab (PR_SET_PDEATHSIG). Returns 0, or -errno if it could not
  * be started (nothing captured). */
+/* For a lab child that died of SIGINT, or exited 130 as msivm does on it: the user's Ctrl-C,
+ * which the whole process group gets, reached it first; whichever process sees it first, the lab
+ * stops. Waits up to 500 ms for the lab's own copy on sigfd (-1: none) to name the signal it
+ * was (consuming it), else returns SIGINT. */
+int lab_interrupted_child(int sigfd);
+
 int lab_spawn(char *const argv[], int sigfd, struct lab_child *ch, struct lab_run *run,
 	      struct rusage *ru);
 
