@@ -30,8 +30,9 @@
 # default 60: a healthy L1's heartbeats came at most 15.2 s apart in every log of 2026-12-03, and a
 # hung one never recovers; or no progress line from run-checks for LINUX_CHECK_L1_PROGRESS, default 200,
 # while the heartbeat goes on), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
-# again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4), and no new boot starts after
-# LINUX_CHECK_RETRY_UNTIL seconds (default 720). Each retry is printed as "RETRY: L1 ...".
+# again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4); after
+# LINUX_CHECK_RETRY_UNTIL seconds (default 720) a configuration still gets its one first retry, no more. Each retry is
+# printed as "RETRY: L1 ...", and the summary says, for a configuration that reported nothing, what its L1s did..
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_SMP its
 # vCPUs (default 1), LINUX_CHECK_L1_MONITOR a unix socket path for L1's QEMU monitor (to look at
@@ -98,7 +99,7 @@ if [ -n "$distroboots" ]; then
 	done
 	configs=distro # what is built and attached: the distro image
 fi
-configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,distro,vfio,kata}
+configs=${configs:-msix,msi,intx,nomsi,vhost,qemu,vfio,kata,distro} # distro last: the longest, its retry the dearest
 configs=$(echo "$configs" | tr ',' ' ')
 for c in $configs; do
 	case "$c" in
@@ -379,16 +380,21 @@ run_group() { # configs...
 		for c in $todo; do grep -qx "$c" "$RES/done" 2>/dev/null || missing="$missing $c"; done
 		[ -n "$missing" ] || return 0
 		if grep -q '^@@ L1 end' <(sed 's/^\[ *[0-9.]*\] //' "$l1_log"); then
+			for c in $missing; do echo "boot $boot: L1 finished, but not this configuration (its harness failed inside L1); console: $l1_log" >>"$LOGS/fate-$c"; done
 			return 0 # L1 finished: what is missing failed inside it, not retried
 		fi
 		panic=$(sed 's/^\[ *[0-9.]*\] //' "$l1_log" | grep -E '^\[ *[0-9.]+\] (Kernel panic|BUG:|Oops)|^@@ L1 fault' | head -n 3)
 		if [ -z "$panic" ] && [ "$l1_hung" = 0 ] && { [ "$l1_rc" = 0 ] || [ "$l1_rc" = 124 ]; }; then
+			for c in $missing; do echo "boot $boot: L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried; console: $l1_log" >>"$LOGS/fate-$c"; done
 			say "L1 ended without its end marker (status $l1_rc), no L1 panic or hang seen: not retried"
 			return 0
 		fi
 		why="status $l1_rc${panic:+; L1 console: $(echo "$panic" | head -n1)}"
 		[ "$l1_hung" = 1 ] && why="hung: $l1_hang_why"
-		if [ "$tries" -ge "$ATTEMPTS" ] || [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; then
+		for c in $missing; do echo "boot $boot: L1 died before finishing ($why); console: $l1_log" >>"$LOGS/fate-$c"; done
+		# One retry whatever the time (a configuration late in the run must not fail for L1's own
+		# death: CI lost all of vfio's checks so on 2026-12-07), later ones only before RETRY_UNTIL.
+		if [ "$tries" -ge "$ATTEMPTS" ] || { [ "$tries" -ge 2 ] && [ $(($(date +%s) - T0)) -ge "$RETRY_UNTIL" ]; }; then
 			say "L1 died before finishing ($why); configurations not done:$missing; no retry left ($tries boots for them, $(($(date +%s) - T0))s of ${RETRY_UNTIL}s)"
 			return 0
 		fi
@@ -568,6 +574,12 @@ for c in $configs; do
 	grep -q "^FAIL $c/" "$all" || continue
 	echo
 	echo "--- $c failed: $(grep -c "^FAIL $c/" "$all") check(s); $(cat "$RES/$c/vmm.status" 2>/dev/null || echo 'the VMM never ran')"
+	if [ -s "$LOGS/fate-$c" ]; then # its L1s' fate, and the last one's console
+		sed 's/^/--- '"$c"': /' "$LOGS/fate-$c"
+		lc=$(tail -n 1 "$LOGS/fate-$c" | sed 's/.*; console: //')
+		echo "--- $c: the last lines of $lc"
+		tail -n 25 "$lc" 2>/dev/null | cut -c1-200 | sed 's/^/  | /'
+	fi
 	for s in serial.log a.serial b.serial c.serial; do # c.serial...: run-distro.sh's three VMM processes
 		[ -s "$RES/$c/$s" ] || continue
 		e=$RES/$c/${s%.*}.err
