@@ -47,15 +47,20 @@ int msix_init_layout(struct msix *m, struct pci_func *f, struct gsi_routes *rout
 	for (uint16_t i = 0; i < nvec; i++) {
 		m->table[i].ctrl = MSIX_ENTRY_MASKED;
 		int ret = irq_vec_init(&m->vecs[i], routes);
-		if (ret)
+		if (ret) {
+			m->nvec = (uint16_t)(i + 1); /* vector i may hold a GSI without an eventfd */
+			msix_destroy(m);
 			return ret;
+		}
 	}
 	/* Message control: table size (N-1), enable and function mask writable. */
 	uint8_t wmask[MSIX_CAP_LEN] = { 0 };
 	wmask[3] = (MSIX_CTRL_ENABLE | MSIX_CTRL_FMASK) >> 8;
 	int off = pci_func_add_cap(f, MSIX_CAP_ID, MSIX_CAP_LEN, wmask);
-	if (off < 0)
+	if (off < 0) {
+		msix_destroy(m);
 		return off;
+	}
 	m->cap = (uint8_t)off;
 	pci_cfg_set16(f, m->cap + 2, (uint16_t)(nvec - 1));
 	pci_cfg_set32(f, m->cap + 4, m->table_offset | m->table_bar); /* table: offset | BIR */

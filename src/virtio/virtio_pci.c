@@ -388,14 +388,13 @@ static int setup_irq_sources(struct virtio_pci *t, struct gsi_routes *routes, st
 	if (nvec > 0) {
 		uint32_t pba_off;
 		uint64_t size = msix_bar_size((uint16_t)nvec, &pba_off);
-		if ((ret = msix_init(&t->msix, &t->func, routes, (uint16_t)nvec, VPCI_MSIX_BAR,
-				     pba_off)) ||
-		    (ret = pci_func_add_bar(&t->func, VPCI_MSIX_BAR, size, true, &msix_bar_ops,
-					    &t->msix, t->info.name)))
+		ret = msix_init(&t->msix, &t->func, routes, (uint16_t)nvec, VPCI_MSIX_BAR, pba_off);
+		t->has_msix = ret == 0; /* from here the destroy path releases the vectors */
+		if (ret || (ret = pci_func_add_bar(&t->func, VPCI_MSIX_BAR, size, true,
+						   &msix_bar_ops, &t->msix, t->info.name)))
 			return error_set(err, ret, "%s: cannot set up MSI-X: %s", t->info.name,
 					 strerror(-ret));
 		msix_set_path(&t->msix, t->cfg.path);
-		t->has_msix = true;
 	}
 	if (t->cfg.mode == IRQ_MODE_MSI) {
 		uint32_t n = t->info.nqueues + 1u;

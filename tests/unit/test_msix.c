@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,30 @@ static void test_bad_vector_counts_are_refused(void **state)
 	free(scratch);
 	/* The refused attempts added no capability. */
 	assert_int_equal(pci_func_cfg_read(&x->f, x->m.cap + 1, 1), 0);
+}
+
+/* Counts this process's open file descriptors. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
+static void test_init_failing_midway_leaves_no_eventfd(void **state)
+{
+	struct fx *x = *state;
+	struct msix *scratch = calloc(1, sizeof(*scratch));
+	assert_non_null(scratch);
+	/* Only two GSIs left: the third vector cannot get one. */
+	x->vm->routes.next_gsi = GSI_MSI_FIRST + GSI_MSI_MAX - 2;
+	int before = open_fds();
+	assert_int_equal(msix_init(scratch, &x->f, &x->vm->routes, 3, MSIX_BAR, x->pba_off),
+			 -ENOSPC);
+	assert_int_equal(open_fds(), before);
+	free(scratch);
 }
 
 static void test_bar_size_fits_table_and_pba(void **state)
@@ -772,6 +797,7 @@ int main(void)
 		T(test_capability_describes_table_and_pba),
 		T(test_layout_anywhere_and_commit_at_once),
 		T(test_bad_vector_counts_are_refused),
+		T(test_init_failing_midway_leaves_no_eventfd),
 		T(test_bar_size_fits_table_and_pba),
 		T(test_every_vector_starts_masked),
 		T(test_table_entry_reads_back),
