@@ -32,7 +32,7 @@
 # while the heartbeat goes on), or gave up because a VMM process survived SIGKILL ("@@ L1 fault"), is booted
 # again for the configurations it did not finish, up to LINUX_CHECK_L1_ATTEMPTS boots in all (default 4); after
 # LINUX_CHECK_RETRY_UNTIL seconds (default 720) a configuration still gets its one first retry, no more. Each retry is
-# printed as "RETRY: L1 ...", and the summary says, for a configuration that reported nothing, what its L1s did..
+# printed as "RETRY: L1 ...", and the summary says, for a configuration that reported nothing, what its L1s did.
 # Each configuration gets its own L1 (LINUX_CHECK_L1_SHARED=1: one L1 runs them all).
 # LINUX_CHECK_L1_ACCEL (default tcg,thread=multi) is L1's QEMU -accel, LINUX_CHECK_L1_SMP its
 # vCPUs (default 1), LINUX_CHECK_L1_MONITOR a unix socket path for L1's QEMU monitor (to look at
