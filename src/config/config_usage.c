@@ -35,8 +35,8 @@ static const char usage_head[] =
 	"  --pit              create the in-kernel i8254 PIT\n"
 	"  --testdev          kvm-unit-tests' devices: fw_cfg (0x510), pc-testdev (0xe0-0xeb,\n"
 	"                     IRQ lines 0x2000-0x2017, MMIO 0xff000000), pci-testdev (PCI\n"
-	"                     1b36:0005) and QEMU's debug-exit status ((V << 1) | 1); not\n"
-	"                     for production VMs\n";
+	"                     1b36:0005), the ACPI PM timer (0x608) and QEMU's debug-exit\n"
+	"                     status ((V << 1) | 1); not for production VMs\n";
 
 static const char usage_devices[] =
 	"  every device also takes: irq=msix|msix-shared|msi|intx,\n"

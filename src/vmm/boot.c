@@ -14,6 +14,7 @@
 #include "arch/x86/multiboot.h"
 #include "arch/x86/pvh.h"
 #include "arch/x86/reset_stub.h"
+#include "devices/pm_timer.h"
 #include "util/file.h"
 #include "vmm/vcpu.h"
 
@@ -111,7 +112,7 @@ int x86_boot(struct vm *vm, const struct x86_boot_spec *spec, struct error *err)
 	}
 	/* The tables first: a kernel may not load over them (the PVH loader
 	 * refuses such segments; a bzImage loads at 1 MiB). */
-	ret = acpi_build(&vm->mem, vm->ncpus, err);
+	ret = acpi_build(&vm->mem, vm->ncpus, vm->cfg.testdev ? PM_TIMER_PORT : 0, err);
 	uint64_t rsdp = ret >= 0 ? (uint64_t)ret : 0;
 	if (ret >= 0)
 		ret = x86_write_reset_stub(&vm->mem, err);

@@ -27,6 +27,9 @@ int vm_testdev_create(struct vm *vm, struct error *err)
 	if ((ret = pc_testdev_init(&t->pc, &vm->mem, lines)))
 		return error_set(err, ret, "cannot set up pc-testdev: %s", strerror(-ret));
 	t->pc_ready = true;
+	if ((ret = pm_timer_init(&t->pmt, vm->start_ns, NULL)))
+		return error_set(err, ret, "cannot set up the PM timer: %s", strerror(-ret));
+	t->pmt_ready = true;
 	if ((ret = bus_register(&vm->pio, FW_CFG_PORT, FW_CFG_SIZE, &fw_cfg_ops, &t->fw,
 				"fw_cfg")) ||
 	    (ret = bus_register(&vm->pio, PC_TESTDEV_IOPORT, 4, &pc_testdev_ioport_ops, &t->pc,
@@ -37,6 +40,8 @@ int vm_testdev_create(struct vm *vm, struct error *err)
 				&t->pc, "pc-testdev-ioport-byte")) ||
 	    (ret = bus_register(&vm->pio, PC_TESTDEV_IRQ, PC_TESTDEV_IRQ_LINES,
 				&pc_testdev_irq_ops, &t->pc, "pc-testdev-irq-line")) ||
+	    (ret = bus_register(&vm->pio, PM_TIMER_PORT, PM_TIMER_SIZE, &pm_timer_ops, &t->pmt,
+				"pm-timer")) ||
 	    (ret = bus_register(&vm->mmio, PC_TESTDEV_IOMEM, PC_TESTDEV_IOMEM_LEN,
 				&pc_testdev_iomem_ops, &t->pc, "pc-testdev-iomem")))
 		return error_set(err, ret, "cannot register the test devices: %s", strerror(-ret));
@@ -72,6 +77,8 @@ void vm_testdev_destroy(struct vm *vm)
 		pci_testdev_destroy(&t->pci);
 	if (t->pc_ready)
 		pc_testdev_destroy(&t->pc);
+	if (t->pmt_ready)
+		pm_timer_destroy(&t->pmt);
 	if (t->fw_ready)
 		fw_cfg_destroy(&t->fw);
 	free(t);

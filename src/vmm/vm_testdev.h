@@ -5,6 +5,7 @@
 #include "devices/fw_cfg.h"
 #include "devices/pc_testdev.h"
 #include "devices/pci_testdev.h"
+#include "devices/pm_timer.h"
 #include "util/error.h"
 
 struct vm;
@@ -13,11 +14,12 @@ struct vm_testdev {
 	struct fw_cfg fw;
 	struct pc_testdev pc;
 	struct pci_testdev pci;
-	bool fw_ready, pc_ready, pci_ready;
+	struct pm_timer pmt;
+	bool fw_ready, pc_ready, pci_ready, pmt_ready;
 };
 
-/* With vm->cfg.testdev: builds fw_cfg (RAM size, vCPU count) and pc-testdev (IRQ lines through
- * KVM_IRQ_LINE) and registers them on vm->pio and vm->mmio (setup_devices gave debug-exit QEMU's
+/* With vm->cfg.testdev: builds fw_cfg (RAM size, vCPU count), pc-testdev (IRQ lines through
+ * KVM_IRQ_LINE) and the ACPI PM timer (boot.c puts its port in the FADT) and registers them on vm->pio and vm->mmio (setup_devices gave debug-exit QEMU's
  * status convention). Without it: does nothing. Returns 0, or -errno with a message (the caller's
  * vm_destroy releases what was built). */
 int vm_testdev_create(struct vm *vm, struct error *err);

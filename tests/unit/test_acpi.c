@@ -94,9 +94,9 @@ struct tables {
 	uint64_t xsdt_entries[3];
 };
 
-static void build(struct fixture *f, uint32_t ncpus, struct tables *t)
+static void build_pmt(struct fixture *f, uint32_t ncpus, uint16_t pm_timer, struct tables *t)
 {
-	int rsdp = acpi_build(&f->gm, ncpus, &f->err);
+	int rsdp = acpi_build(&f->gm, ncpus, pm_timer, &f->err);
 	if (rsdp < 0)
 		fail_msg("acpi_build(%u) = %d: %s", ncpus, rsdp, f->err.msg);
 	assert_int_equal(rsdp, ACPI_START);
@@ -109,6 +109,11 @@ static void build(struct fixture *f, uint32_t ncpus, struct tables *t)
 	t->mcfg = table(f, t->xsdt_entries[2], "MCFG");
 	const struct acpi_fadt *fadt = (const struct acpi_fadt *)t->fadt;
 	t->dsdt = table(f, fadt->x_dsdt, "DSDT");
+}
+
+static void build(struct fixture *f, uint32_t ncpus, struct tables *t)
+{
+	build_pmt(f, ncpus, 0, t);
 }
 
 /* ---- RSDP, XSDT, FADT ------------------------------------------------------- */
@@ -275,12 +280,33 @@ static void test_madt_one_lapic_per_vcpu(void **state)
 	check_madt(f, ACPI_MAX_CPUS);
 }
 
+/* --testdev's PM timer: PM_TMR_BLK and X_PM_TMR_BLK name its port, 4 bytes, dword access. */
+static void test_fadt_pm_timer_only_when_asked(void **state)
+{
+	struct fixture *f = *state;
+	struct tables t;
+	build_pmt(f, 1, 0x608, &t);
+	const struct acpi_fadt *fadt = (const struct acpi_fadt *)t.fadt;
+	assert_int_equal(fadt->pm_tmr_blk, 0x608);
+	assert_int_equal(fadt->pm_tmr_len, 4);
+	assert_int_equal(fadt->x_pm_tmr_blk.space_id, ACPI_GAS_SYSTEM_IO);
+	assert_int_equal(fadt->x_pm_tmr_blk.bit_width, 32);
+	assert_int_equal(fadt->x_pm_tmr_blk.access_size, ACPI_GAS_ACCESS_DWORD);
+	assert_int_equal(fadt->x_pm_tmr_blk.address, 0x608);
+	assert_true(fadt->flags & ACPI_FADT_HW_REDUCED);
+	build(f, 1, &t);
+	fadt = (const struct acpi_fadt *)t.fadt;
+	assert_int_equal(fadt->pm_tmr_blk, 0);
+	assert_int_equal(fadt->pm_tmr_len, 0);
+	assert_int_equal(fadt->x_pm_tmr_blk.address, 0);
+}
+
 static void test_bad_cpu_counts_rejected(void **state)
 {
 	struct fixture *f = *state;
-	assert_int_equal(acpi_build(&f->gm, 0, &f->err), -EINVAL);
+	assert_int_equal(acpi_build(&f->gm, 0, 0, &f->err), -EINVAL);
 	assert_non_null(strstr(f->err.msg, "vCPUs"));
-	assert_int_equal(acpi_build(&f->gm, ACPI_MAX_CPUS + 1, &f->err), -EINVAL);
+	assert_int_equal(acpi_build(&f->gm, ACPI_MAX_CPUS + 1, 0, &f->err), -EINVAL);
 	assert_int_equal(f->ram[ACPI_START], RAM_FILL);
 }
 
@@ -289,7 +315,7 @@ static void test_no_ram_under_acpi_area_rejected(void **state)
 	struct fixture *f = *state;
 	struct guest_mem tiny;
 	assert_int_equal(guest_mem_init(&tiny, f->ram, 512 * KiB, MMIO_HOLE_START, MMIO_HOLE_END), 0);
-	assert_int_equal(acpi_build(&tiny, 1, &f->err), -ERANGE);
+	assert_int_equal(acpi_build(&tiny, 1, 0, &f->err), -ERANGE);
 	assert_non_null(strstr(f->err.msg, "ACPI area"));
 }
 
@@ -547,7 +573,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup(fn, setup)
-		T(test_rsdp_fields_and_both_checksums),
+		T(test_fadt_pm_timer_only_when_asked), T(test_rsdp_fields_and_both_checksums),
 		T(test_xsdt_points_at_fadt_madt_mcfg),
 		T(test_fadt_hw_reduced_with_dsdt),
 		T(test_fadt_sleep_and_reset_registers),

@@ -8,9 +8,11 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "devices/fw_cfg.h"
 #include "devices/pc_testdev.h"
+#include "devices/pm_timer.h"
 
 static void sel(struct fw_cfg *fw, uint16_t key)
 {
@@ -204,11 +206,58 @@ static void test_iomem(void **state)
 	assert_int_equal(z, 0);
 }
 
+/* The PM timer: 3.579545 MHz from the origin, 24 bits, any width at any offset, read-only. */
+static uint64_t fake_ns;
+static uint64_t fake_now(void)
+{
+	return fake_ns;
+}
+
+static uint32_t pmt_read(struct pm_timer *t, uint64_t off, uint32_t len)
+{
+	uint32_t v = 0;
+	pm_timer_ops.read(t, off, &v, len);
+	return v;
+}
+
+static void test_pm_timer(void **state)
+{
+	struct pm_timer t;
+	assert_int_equal(pm_timer_init(&t, 1000, fake_now), 0);
+	fake_ns = 1000;
+	assert_int_equal(pmt_read(&t, 0, 4), 0);
+	fake_ns = 1000 + 1000000000ull;                /* one second: 3579545 ticks */
+	assert_int_equal(pmt_read(&t, 0, 4), 3579545);
+	assert_int_equal(pmt_read(&t, 1, 2), (3579545 >> 8) & 0xffff);
+	assert_int_equal(pmt_read(&t, 3, 1), 0);       /* bits 24-31: 0 */
+	fake_ns = 1000 + 5000000000ull;                /* 17897725 = 0x11118fd: wraps at 24 bits */
+	assert_int_equal(pmt_read(&t, 0, 4), 17897725 & 0xffffff);
+	/* 100 years in: no overflow in the scaling (t * 3579545 would overflow 64 bits). */
+	uint64_t ns = 100ull * 365 * 86400 * 1000000000ull + 123456789;
+	uint64_t want = ns / 1000000000ull * 3579545 + (ns % 1000000000ull) * 3579545 / 1000000000ull;
+	assert_int_equal(pm_timer_ticks(ns), want & 0xffffff);
+	uint32_t v = 0x12345678;
+	pm_timer_ops.write(&t, 0, &v, 4);
+	pm_timer_ops.write(&t, 2, &v, 1);
+	assert_int_equal(atomic_load(&t.ignored), 2);
+	assert_int_equal(pmt_read(&t, 0, 4), 17897725 & 0xffffff);
+	/* The real clock: it moves forward. */
+	struct pm_timer real;
+	assert_int_equal(pm_timer_init(&real, 0, NULL), 0);
+	uint32_t a = pmt_read(&real, 0, 4);
+	struct timespec ms = { 0, 2000000 };
+	nanosleep(&ms, NULL);
+	assert_int_not_equal(pmt_read(&real, 0, 4), a);
+	pm_timer_destroy(&real);
+	pm_timer_destroy(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fw_cfg_keys),
 		cmocka_unit_test(test_fw_cfg_read_only),
+		cmocka_unit_test(test_pm_timer),
 		cmocka_unit_test_setup_teardown(test_scratch_register, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flush_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_irq_lines, setup, teardown),

@@ -102,7 +102,7 @@ static struct acpi_gas io_byte_reg(uint16_t port)
 				  .access_size = ACPI_GAS_ACCESS_BYTE, .address = port };
 }
 
-static void write_fadt(uint8_t *p, uint64_t dsdt)
+static void write_fadt(uint8_t *p, uint64_t dsdt, uint16_t pm_timer_port)
 {
 	struct acpi_fadt f;
 	memset(&f, 0, sizeof(f));
@@ -119,6 +119,15 @@ static void write_fadt(uint8_t *p, uint64_t dsdt)
 	f.sleep_control_reg = io_byte_reg(ACPI_PM_PORT + ACPI_PM_SLEEP_CONTROL);
 	f.sleep_status_reg = io_byte_reg(ACPI_PM_PORT + ACPI_PM_SLEEP_STATUS);
 	f.iapc_boot_arch = ACPI_BOOT_ARCH_NO_VGA | ACPI_BOOT_ARCH_NO_CMOS;
+	if (pm_timer_port) {
+		/* --testdev's PM timer (24 bits): an OS honours HW_REDUCED and ignores it, but
+		 * kvm-unit-tests' vmexit inl_from_pmtimer reads PM_TMR_BLK as it is. */
+		f.pm_tmr_blk = pm_timer_port;
+		f.pm_tmr_len = 4;
+		f.x_pm_tmr_blk = (struct acpi_gas){ .space_id = ACPI_GAS_SYSTEM_IO, .bit_width = 32,
+						    .access_size = ACPI_GAS_ACCESS_DWORD,
+						    .address = pm_timer_port };
+	}
 	memcpy(f.hypervisor_vendor, "MSIVM\0\0\0", 8);
 	memcpy(p, &f, sizeof(f));
 	acpi_finish((struct acpi_header *)p);
@@ -147,7 +156,8 @@ static void write_rsdp(uint8_t *p, uint64_t xsdt)
 	memcpy(p, &r, sizeof(r));
 }
 
-int acpi_build(const struct guest_mem *gm, uint32_t ncpus, struct error *err)
+int acpi_build(const struct guest_mem *gm, uint32_t ncpus, uint16_t pm_timer_port,
+	       struct error *err)
 {
 	if (ncpus == 0 || ncpus > ACPI_MAX_CPUS)
 		return error_set(err, -EINVAL, "ACPI: %u vCPUs; the MADT describes 1 to %u",
@@ -174,7 +184,7 @@ int acpi_build(const struct guest_mem *gm, uint32_t ncpus, struct error *err)
 
 	write_madt(a.buf + madt, ncpus);
 	write_mcfg(a.buf + mcfg);
-	write_fadt(a.buf + fadt, ACPI_START + dsdt);
+	write_fadt(a.buf + fadt, ACPI_START + dsdt, pm_timer_port);
 	uint64_t tables[XSDT_ENTRIES] = { ACPI_START + fadt, ACPI_START + madt, ACPI_START + mcfg };
 	write_xsdt(a.buf + xsdt, tables);
 	write_rsdp(a.buf + rsdp, ACPI_START + xsdt);

@@ -26,6 +26,7 @@
 #define ACPI_FADT_HW_REDUCED     (1u << 20)
 #define ACPI_GAS_SYSTEM_IO       1
 #define ACPI_GAS_ACCESS_BYTE     1
+#define ACPI_GAS_ACCESS_DWORD    3
 #define ACPI_BOOT_ARCH_NO_VGA    (1u << 2)   /* IAPC_BOOT_ARCH; 8042 bit left clear: none */
 #define ACPI_BOOT_ARCH_NO_CMOS   (1u << 5)
 
@@ -173,8 +174,10 @@ void acpi_finish(struct acpi_header *h);
  * sleep control/status and reset registers of devices/acpi_pm.h), DSDT,
  * MADT (one enabled local APIC per vCPU with APIC ID = index, the IOAPIC at
  * GSI 0, ISA IRQ0 -> GSI 2, LINT1 NMI) and MCFG (ECAM for bus 0) into the
- * reserved BIOS area [ACPI_START, ACPI_END). Returns the RSDP's address, or
- * -EINVAL/-E2BIG/-ERANGE with a message. */
-int acpi_build(const struct guest_mem *gm, uint32_t ncpus, struct error *err);
+ * reserved BIOS area [ACPI_START, ACPI_END). A non-zero `pm_timer_port` puts
+ * that port in the FADT's PM_TMR_BLK (--testdev's PM timer). Returns the
+ * RSDP's address, or -EINVAL/-E2BIG/-ERANGE with a message. */
+int acpi_build(const struct guest_mem *gm, uint32_t ncpus, uint16_t pm_timer_port,
+	       struct error *err);
 
 #endif
