@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_print.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_control.h"
@@ -165,6 +166,26 @@ static int snap_file_end(struct snap_file *f, bool ok, struct error *err)
 	return ret;
 }
 
+/* The configuration a snapshot records: the one the VM was started with, its devices as they
+ * are now (a disk's image replaced, a rate limit changed since: Firecracker's PATCH). Returns
+ * a malloc'd text, or NULL with a message. */
+static char *config_now(struct api_target *t, struct error *err)
+{
+	json_error_t jerr;
+	json_t *cfg = json_loads(t->config_json ? t->config_json : "{}", 0, &jerr);
+	if (!cfg) {
+		error_set(err, -EINVAL, "the configuration is not JSON: %s", jerr.text);
+		return NULL;
+	}
+	char *text = NULL;
+	if (t->config_json && config_print_devices(cfg, &t->vm->cfg))
+		error_set(err, -EINVAL, "cannot record a device's settings (not UTF-8)");
+	else if (!(text = json_dumps(cfg, JSON_INDENT(2))))
+		error_set(err, -ENOMEM, "out of memory");
+	json_decref(cfg);
+	return text;
+}
+
 /* The snapshot itself, on a VM whose vCPUs the caller parked or found parked. Returns 0 or -errno
  * with a message (-EOPNOTSUPP: a device cannot be saved; -ESHUTDOWN: the VM is stopping;
  * -EEXIST: a file exists and `overwrite` is false). */
@@ -174,7 +195,9 @@ static int take_snapshot(struct api_target *t, const char *state, const char *me
 	int ret = vm_io_park(t->vm, err);
 	tm->quiesce = ms_since(clock);
 	bool refused = false;
-	json_t *snap = ret ? NULL : vm_snapshot_state(t->vm, t->config_json, &refused, err);
+	char *cfg = ret ? NULL : config_now(t, err);
+	json_t *snap = cfg ? vm_snapshot_state(t->vm, cfg, &refused, err) : NULL;
+	free(cfg);
 	if (!ret && !snap)
 		ret = refused ? -EOPNOTSUPP : -EIO;
 	tm->state = ms_since(clock);

@@ -11,9 +11,10 @@
 #include "util/parse.h"
 #include "util/suggest.h"
 
-enum tkey { K_IRQ, K_VECTORS, K_IRQPATH, K_POLL, K_COALESCE, K_BPS, K_OPS };
+enum tkey { K_IRQ, K_VECTORS, K_IRQPATH, K_POLL, K_COALESCE, K_BPS, K_OPS, K_RX_BPS, K_RX_OPS };
 
-/* The transport's keys: every device type takes them (bps= and ops= where it is rate_limit). */
+/* The transport's keys: every device type takes them (bps= and ops= where it is rate_limit,
+ * rx-bps= and rx-ops= on a NIC). */
 struct tkey_def {
 	const char *name;
 	enum tkey id;
@@ -27,7 +28,9 @@ static const struct tkey_def tkeys[] = {
 	{ "poll", K_POLL, CONFIG_UINT },
 	{ "coalesce", K_COALESCE, CONFIG_UINT_WORD },
 	{ "bps", K_BPS, CONFIG_SIZE },
-	{ "ops", K_OPS, CONFIG_UINT },
+	{ "ops", K_OPS, CONFIG_UINT_WORD },
+	{ "rx-bps", K_RX_BPS, CONFIG_SIZE },
+	{ "rx-ops", K_RX_OPS, CONFIG_UINT_WORD },
 };
 #define NTKEYS (sizeof(tkeys) / sizeof(tkeys[0]))
 #define NAMES_MAX 48 /* a type's keys and the transport's, for "did you mean" */
@@ -101,6 +104,8 @@ static int find_key(const struct config_dev *p, const char *key, const char *val
 	for (size_t i = 0; i < NTKEYS; i++) {
 		if ((tkeys[i].id == K_BPS || tkeys[i].id == K_OPS) && !p->type->rate_limit)
 			continue;
+		if ((tkeys[i].id == K_RX_BPS || tkeys[i].id == K_RX_OPS) && p->d->type != VM_DEV_NET)
+			continue;
 		if (!strcmp(tkeys[i].name, key)) {
 			*tk = &tkeys[i];
 			return 0;
@@ -158,6 +163,65 @@ static int cdev_uint(const struct config_dev *p, const struct tkey_def *k, const
 	return 0;
 }
 
+int rate_bucket_parse(const char *s, bool bytes, bool off_ok, struct rate_bucket_opts *o)
+{
+	if (off_ok && !strcmp(s, "off")) {
+		*o = (struct rate_bucket_opts){ 0 };
+		return 0;
+	}
+	char size[40], ms[24] = "1000", burst[40] = "0";
+	size_t n = strcspn(s, "/+");
+	if (n == 0 || n >= sizeof(size))
+		return -EINVAL;
+	memcpy(size, s, n);
+	size[n] = 0;
+	const char *rest = s + n;
+	if (*rest == '/') {
+		size_t m = strcspn(++rest, "+");
+		if (m == 0 || m >= sizeof(ms))
+			return -EINVAL;
+		memcpy(ms, rest, m);
+		ms[m] = 0;
+		rest += m;
+	}
+	if (*rest == '+' && snprintf(burst, sizeof(burst), "%s", rest + 1) >= (int)sizeof(burst))
+		return -EINVAL;
+	else if (*rest && *rest != '+')
+		return -EINVAL;
+	uint64_t sz, t, b;
+	bool plain = !strchr(s, '/') && !strchr(s, '+');
+	int bad = bytes ? parse_size(size, &sz) || parse_size(burst, &b)
+			: parse_uint(size, 1, plain ? 100000000 : INT64_MAX, &sz) ||
+			  parse_uint(burst, 0, INT64_MAX, &b);
+	if (bad || sz == 0 || sz > INT64_MAX || b > INT64_MAX ||
+	    parse_uint(ms, 1, 1000ULL * 1000 * 3600, &t))
+		return -EINVAL;
+	*o = (struct rate_bucket_opts){ .size = sz, .refill_ms = t, .one_time_burst = b };
+	return 0;
+}
+
+const char *rate_bucket_text(const struct rate_bucket_opts *o, bool bytes,
+			     char buf[RATE_BUCKET_TEXT_MAX])
+{
+	char sz[SIZE_TEXT_MAX], b[SIZE_TEXT_MAX];
+	if (!o->size)
+		return "off";
+	if (bytes) {
+		size_text(o->size, sz);
+		size_text(o->one_time_burst, b);
+	} else {
+		snprintf(sz, sizeof(sz), "%llu", (unsigned long long)o->size);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)o->one_time_burst);
+	}
+	int n = snprintf(buf, RATE_BUCKET_TEXT_MAX, "%s", sz);
+	if (o->refill_ms != 1000)
+		n += snprintf(buf + n, RATE_BUCKET_TEXT_MAX - (size_t)n, "/%llu",
+			      (unsigned long long)o->refill_ms);
+	if (o->one_time_burst)
+		snprintf(buf + n, RATE_BUCKET_TEXT_MAX - (size_t)n, "+%s", b);
+	return buf;
+}
+
 static int set_transport_key(struct config_dev *p, const struct tkey_def *k, const char *val,
 			     struct error *e)
 {
@@ -188,15 +252,24 @@ static int set_transport_key(struct config_dev *p, const struct tkey_def *k, con
 		d->irq.coalesce_us = (uint32_t)v;
 		return ret;
 	case K_BPS:
-		if (parse_size(val, &v) || v == 0)
-			return cdev_err(p, false, e, "bad bps '%.100s': use bytes per second such as 50M",
-					val);
-		d->limit.bytes_per_s = v;
+	case K_RX_BPS:
+		if (k->id == K_RX_BPS)
+			d->rx_limit_own = true;
+		if (rate_bucket_parse(val, true, k->id == K_RX_BPS, k->id == K_BPS ? &d->limit.bytes
+								   : &d->rx_limit.bytes))
+			return cdev_err(p, false, e, "bad %s '%.100s': use bytes per second such as "
+					"50M, or SIZE/MS[+BURST] (SIZE bytes every MS ms, BURST bytes "
+					"once)%s", k->name, val, k->id == K_RX_BPS ? ", or off" : "");
 		return 0;
-	default: /* K_OPS */
-		ret = cdev_uint(p, k, val, 1, 100000000, "requests per second, 1 to 1e8", &v, e);
-		d->limit.ops_per_s = v;
-		return ret;
+	default: /* K_OPS, K_RX_OPS */
+		if (k->id == K_RX_OPS)
+			d->rx_limit_own = true;
+		if (rate_bucket_parse(val, false, k->id == K_RX_OPS, k->id == K_OPS ? &d->limit.ops
+								    : &d->rx_limit.ops))
+			return cdev_err(p, false, e, "bad %s '%.100s': use requests per second, 1 to "
+					"1e8, or N/MS[+BURST] (N requests every MS ms, BURST once)%s",
+					k->name, val, k->id == K_RX_OPS ? ", or off" : "");
+		return 0;
 	}
 }
 

@@ -43,4 +43,15 @@ int config_dev_end(struct config_dev *p, struct error *e);
 int config_dev_parse(struct vm_config *vm, enum vm_device_type t, const char *name,
 		     const char *arg, bool cli, struct error *e);
 
+/* A rate limit's bucket, msivm's spelling of Firecracker's {size, refill_time, one_time_burst}:
+ * "SIZE[/MS][+BURST]", SIZE tokens every MS ms (1000 when not given: SIZE per second), BURST
+ * tokens once; bytes (true) take sizes such as 50M, ops plain numbers (1 to 1e8 per second
+ * alone). "off" (when off_ok) is no limit. Returns 0 or -EINVAL. */
+int rate_bucket_parse(const char *s, bool bytes, bool off_ok, struct rate_bucket_opts *o);
+
+/* The spelling rate_bucket_parse reads back ("off" for no limit); returns buf or a constant. */
+#define RATE_BUCKET_TEXT_MAX 80
+const char *rate_bucket_text(const struct rate_bucket_opts *o, bool bytes,
+			     char buf[RATE_BUCKET_TEXT_MAX]);
+
 #endif

@@ -23,10 +23,16 @@ static void put(struct printer *pr, json_t *o, const char *key, json_t *v)
 		pr->bad = key;
 }
 
-static json_t *size_or_null(uint64_t v)
+/* ops=: a plain rate as the integer it is, Firecracker's bucket as its text, none as null
+ * (or "off" where that is the word). */
+static json_t *ops_json(const struct rate_bucket_opts *b, bool off_word)
 {
-	char buf[SIZE_TEXT_MAX];
-	return v ? json_string(size_text(v, buf)) : json_null();
+	char buf[RATE_BUCKET_TEXT_MAX];
+	if (!b->size)
+		return off_word ? json_string("off") : json_null();
+	if (b->refill_ms == 1000 && !b->one_time_burst)
+		return json_integer((json_int_t)b->size);
+	return json_string(rate_bucket_text(b, false, buf));
 }
 
 static json_t *uint_or_null(uint64_t v) { return v ? json_integer((json_int_t)v) : json_null(); }
@@ -51,9 +57,15 @@ static json_t *device_json(struct printer *pr, const struct vm_device_spec *d)
 	if (bad && !pr->bad)
 		pr->bad = bad;
 	put_irq(pr, o, &d->irq);
+	char buf[RATE_BUCKET_TEXT_MAX];
 	if (type->rate_limit) {
-		put(pr, o, "bps", size_or_null(d->limit.bytes_per_s));
-		put(pr, o, "ops", uint_or_null(d->limit.ops_per_s));
+		put(pr, o, "bps", d->limit.bytes.size ? json_string(rate_bucket_text(&d->limit.bytes,
+				true, buf)) : json_null());
+		put(pr, o, "ops", ops_json(&d->limit.ops, false));
+	}
+	if (d->type == VM_DEV_NET && d->rx_limit_own) {
+		put(pr, o, "rx-bps", json_string(rate_bucket_text(&d->rx_limit.bytes, true, buf)));
+		put(pr, o, "rx-ops", ops_json(&d->rx_limit.ops, true));
 	}
 	return o;
 }
@@ -84,6 +96,17 @@ static json_t *value_json(struct printer *pr, const struct run_config *c,
 		return json_boolean(*(const bool *)field);
 	const char *s = *(char *const *)field;
 	return s || k->def ? json_string(s ? s : k->def) : json_null();
+}
+
+int config_print_devices(json_t *root, const struct vm_config *vm)
+{
+	struct printer pr = { NULL };
+	size_t n;
+	const struct config_key *keys = config_keys(&n);
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].kind == CONFIG_DEVICES && !keys[i].get)
+			put(&pr, root, keys[i].name, devices_json(&pr, vm, keys[i].dev));
+	return pr.bad ? -EINVAL : 0;
 }
 
 char *config_print(const struct run_config *c, struct error *e)

@@ -50,7 +50,9 @@ static const char usage_devices[] =
 	"                     adaptive, backs off where nothing joins; on = 1000;\n"
 	"                     default: on for disks, off for the rest); bps=SIZE, ops=N\n"
 	"                     where named: a rate limit in bytes and requests per second,\n"
-	"                     token buckets with one second of burst\n";
+	"                     token buckets with one second of burst; or Firecracker's\n"
+	"                     bucket as SIZE/MS[+BURST]: SIZE every MS ms (and at most\n"
+	"                     SIZE held), BURST more once at the start\n";
 
 static const char usage_tail[] =
 	"  --kvm-device PATH  KVM device node (default /dev/kvm)\n"

@@ -162,6 +162,11 @@ static int blk_replace(void *dev, const struct vm_device_spec *spec, const char 
 	return ret;
 }
 
+static int blk_update_limit(void *dev, const struct vm_device_spec *spec, struct error *err)
+{
+	return virtio_blk_update_limit(dev, &spec->limit, err);
+}
+
 static void blk_destroy(void *dev)
 {
 	virtio_blk_destroy(dev);
@@ -238,4 +243,5 @@ const struct device_type blk_device_type = {
 	.stats_json = blk_json,
 	.host_event = blk_host_event,
 	.replace = blk_replace,
+	.update_limit = blk_update_limit,
 };

@@ -49,6 +49,8 @@ struct vm_device_spec {
 	uint32_t rng_latency_us;      /* VM_DEV_RNG: latency mode period, 0: entropy */
 	enum virtio_rng_source rng_source; /* VM_DEV_RNG: source= (0: the DRBG) */
 	struct rate_limit_opts limit; /* VM_DEV_RNG, _BLK, _NET: bps=, ops= (0: none) */
+	struct rate_limit_opts rx_limit; /* VM_DEV_NET: rx-bps=, rx-ops=: received frames */
+	bool rx_limit_own;            /* rx_limit given: else what the NIC receives has `limit` too */
 	struct vfio_opts {            /* VM_DEV_VFIO: the host device passed through */
 		char path[256];       /* path=/sys/bus/pci/devices/DDDD:BB:DD.F */
 		char id[32];          /* id=: its name in logs and --stats ("" : vfioN) */
@@ -118,6 +120,10 @@ struct device_type {
 	 * type has no such file. */
 	int (*replace)(void *dev, const struct vm_device_spec *spec, const char *path,
 		       struct error *err);
+	/* Applies spec's rate limits (limit, and rx_limit on a NIC) to the running device, taking
+	 * its own lock (Firecracker's PATCH of a rate limiter). Returns 0 or -errno with a
+	 * message. NULL: its limits cannot change while it runs. */
+	int (*update_limit)(void *dev, const struct vm_device_spec *spec, struct error *err);
 };
 
 /* A device of a VM: its type, the device, its PCI function and, for virtio, its transport. */

@@ -140,7 +140,8 @@ static int net_check(struct device_opts *o, struct error *e)
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "backend=vhost drives one queue "
 					 "pair: drop queues=");
 	/* coalesce= is off for a NIC unless given */
-	if (k == NET_BE_VHOST && (d->irq.poll_us || d->limit.bytes_per_s || d->limit.ops_per_s ||
+	if (k == NET_BE_VHOST && (d->irq.poll_us || rate_limit_set(&d->limit) ||
+				  (d->rx_limit_own && rate_limit_set(&d->rx_limit)) ||
 				  d->irq.coalesce_us))
 		return device_opt_refuse(o, DEVICE_MSG_WHOLE, e, "poll=, coalesce=, bps= and ops= "
 					 "need msivm on the data path; backend=vhost leaves it to "
@@ -203,7 +204,8 @@ static void *net_create(const struct device_env *env, const struct vm_device_spe
 	int ret = virtio_net_init(n, index, o, be, &spec->irq, env->mem, env->vm_fd, env->routes,
 				  env->loop, env->mmio, env->window, err);
 	if (!ret)
-		ret = virtio_net_set_limit(n, &spec->limit, env->loop, err);
+		ret = virtio_net_set_limit(n, &spec->limit, spec->rx_limit_own ? &spec->rx_limit
+										: &spec->limit, env->loop, err);
 	if (ret) {
 		virtio_net_destroy(n); /* closes the backend */
 		free(n);
@@ -211,6 +213,16 @@ static void *net_create(const struct device_env *env, const struct vm_device_spe
 	}
 	*pci = &n->pci;
 	return n;
+}
+
+static int net_update_limit(void *dev, const struct vm_device_spec *spec, struct error *err)
+{
+	struct virtio_net *n = dev;
+	if (n->vhost)
+		return error_set(err, -EOPNOTSUPP, "%s: backend=vhost leaves the data path to the "
+				 "kernel: no rate limit", n->name);
+	return virtio_net_update_limit(n, &spec->limit, spec->rx_limit_own ? &spec->rx_limit
+									  : &spec->limit, err);
 }
 
 static void net_destroy(void *dev)
@@ -276,8 +288,9 @@ const struct device_type net_device_type = {
 	.usage = "add a virtio-net NIC; OPTS: backend=tap|vhost|peer|socket and\n"
 		 "                     optionally mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>),\n"
 		 "                     queues=N (queue pairs, 1-7; or num_queues=N), mtu=N (68-65535,\n"
-		 "                     default: the tap's, else 1500), bps=SIZE, ops=N (each\n"
-		 "                     direction) and every device's keys (below). tap: ifname=NAME\n"
+		 "                     default: the tap's, else 1500), bps=, ops= (each\n"
+		 "                     direction; rx-bps=, rx-ops= (or off) for received frames\n"
+		 "                     apart) and every device's keys (below). tap: ifname=NAME\n"
 		 "                     (an existing tap, or created: needs CAP_NET_ADMIN; tap=NAME is\n"
 		 "                     backend=tap,ifname=NAME). vhost: a tap as for tap whose frames\n"
 		 "                     the kernel's vhost-net moves (/dev/vhost-net; one queue pair,\n"
@@ -295,6 +308,7 @@ const struct device_type net_device_type = {
 	.spec_print = net_spec_print,
 	.create = net_create,
 	.destroy = net_destroy,
+	.update_limit = net_update_limit,
 	.print_stats = net_print,
 	.stats_json = net_json,
 };

@@ -21,17 +21,27 @@ static void on_timer(void *opaque, uint32_t events)
 	rl->resume(rl->opaque);
 }
 
+bool rate_limit_set(const struct rate_limit_opts *o)
+{
+	return (o->bytes.size && o->bytes.refill_ms) || (o->ops.size && o->ops.refill_ms);
+}
+
+static void set_buckets(struct rate_limiter *rl, const struct rate_limit_opts *o)
+{
+	uint64_t t = clock_now_ns();
+	tb_init(&rl->bytes, o->bytes.size, o->bytes.refill_ms * 1000000ULL, o->bytes.one_time_burst, t);
+	tb_init(&rl->ops, o->ops.size, o->ops.refill_ms * 1000000ULL, o->ops.one_time_burst, t);
+	rl->active = tb_limited(&rl->bytes) || tb_limited(&rl->ops);
+}
+
 int rate_limiter_init(struct rate_limiter *rl, const struct rate_limit_opts *o,
 		      struct evloop *loop, void (*resume)(void *opaque), void *opaque,
 		      const char *name, struct error *err)
 {
 	memset(rl, 0, sizeof(*rl));
 	rl->timer_fd = -1;
-	uint64_t t = clock_now_ns();
-	tb_init(&rl->bytes, o->bytes_per_s, 0, t);
-	tb_init(&rl->ops, o->ops_per_s, 0, t);
-	rl->active = o->bytes_per_s || o->ops_per_s;
-	if (!rl->active || !loop)
+	set_buckets(rl, o);
+	if (!loop)
 		return 0;
 	rl->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (rl->timer_fd < 0)
@@ -45,6 +55,23 @@ int rate_limiter_init(struct rate_limiter *rl, const struct rate_limit_opts *o,
 		close(rl->timer_fd);
 		rl->timer_fd = -1;
 		return error_set(err, ret, "%s: rate limiter timer: %s", name, strerror(-ret));
+	}
+	return 0;
+}
+
+int rate_limiter_update(struct rate_limiter *rl, const struct rate_limit_opts *o,
+			const char *name, struct error *err)
+{
+	if (rl->timer_fd < 0)
+		return error_set(err, -EINVAL, "%s: its rate limiter cannot change while it runs",
+				 name);
+	set_buckets(rl, o);
+	if (__atomic_load_n(&rl->waiting, __ATOMIC_ACQUIRE)) {
+		/* Throttled under the old limits: the timer resumes it now (a timer that fired
+		 * meanwhile only resumes it twice). */
+		struct itimerspec now = { .it_value = { 0, 1 } };
+		if (timerfd_settime(rl->timer_fd, 0, &now, NULL))
+			log_warn("%s: rate limiter: timerfd_settime: %s", name, strerror(errno));
 	}
 	return 0;
 }

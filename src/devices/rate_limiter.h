@@ -9,11 +9,22 @@
 #include "util/token_bucket.h"
 #include "core/evloop.h"
 
-/* --disk/--net/--rng bps=SIZE,ops=N: 0 means no limit. */
-struct rate_limit_opts {
-	uint64_t bytes_per_s;
-	uint64_t ops_per_s;
+/* One of Firecracker's token buckets: `size` tokens, refilled from empty to full in
+ * `refill_ms` ms, plus a `one_time_burst` spent first (util/token_bucket.h). msivm's bps=N is
+ * {N, 1000, 0}: N per second. A size of 0 is no limit. */
+struct rate_bucket_opts {
+	uint64_t size;
+	uint64_t refill_ms;
+	uint64_t one_time_burst;
 };
+
+/* --disk/--net/--rng bps=, ops=: a bytes bucket and an ops bucket, either may be off. */
+struct rate_limit_opts {
+	struct rate_bucket_opts bytes, ops;
+};
+
+/* True when `o` limits anything. */
+bool rate_limit_set(const struct rate_limit_opts *o);
 
 /* As Firecracker's rate limiter: a request passes when both buckets hold its
  * cost; otherwise the device gives the chain back (virtq_unpop) and stops,
@@ -30,13 +41,21 @@ struct rate_limiter {
 	uint64_t throttled;          /* times a request had to wait */
 };
 
-/* Sets up the limiter; with no limit in `o` it stays inactive and needs no
- * timer. `resume` runs on the event-loop thread when a throttled device may
+/* Sets up the limiter; with no limit in `o` it stays inactive (its timer is made all the
+ * same when there is a loop, so that rate_limiter_update can limit it later). `resume` runs on the event-loop thread when a throttled device may
  * go on (it takes the device's lock itself). Returns 0 or -errno with a
  * message. rate_limiter_destroy is safe after a failure. */
 int rate_limiter_init(struct rate_limiter *rl, const struct rate_limit_opts *o,
 		      struct evloop *loop, void (*resume)(void *opaque), void *opaque,
 		      const char *name, struct error *err);
+/* Replaces the limits of a limiter set up with a loop, with the device's lock held (the lock
+ * rate_limiter_admit is called under): fresh, full buckets from now. A device throttled under
+ * the old limits is resumed at once through its timer (on the event-loop thread, as always),
+ * and its requests are admitted under the new ones. Returns 0, or -EINVAL with a message when
+ * the limiter has no timer (set up without a loop). */
+int rate_limiter_update(struct rate_limiter *rl, const struct rate_limit_opts *o,
+			const char *name, struct error *err);
+
 /* Releases the timer; a no-op on a zeroed (never initialised) limiter. */
 void rate_limiter_destroy(struct rate_limiter *rl);
 

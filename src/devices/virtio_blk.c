@@ -446,6 +446,15 @@ int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
 	return rate_limiter_init(&b->limiter, o, loop, blk_resume, b, b->name, err);
 }
 
+int virtio_blk_update_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
+			    struct error *err)
+{
+	pthread_mutex_lock(&b->pci.lock);
+	int ret = rate_limiter_update(&b->limiter, o, b->name, err);
+	pthread_mutex_unlock(&b->pci.lock);
+	return ret;
+}
+
 int virtio_blk_resize(struct virtio_blk *b)
 {
 	pthread_mutex_lock(&b->pci.lock);

@@ -156,6 +156,11 @@ int virtio_blk_swap_backend(struct virtio_blk *b, struct blk_backend *be,
 int virtio_blk_set_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
 			 struct evloop *loop, struct error *err);
 
+/* Changes the limits of a running disk, any thread but one holding its lock:
+ * rate_limiter_update. Returns 0 or -errno with a message. */
+int virtio_blk_update_limit(struct virtio_blk *b, const struct rate_limit_opts *o,
+			    struct error *err);
+
 /* The event loop's handler body: under the transport lock, runs finished
  * backend I/Os to their used-ring entries and interrupts. */
 void virtio_blk_complete(struct virtio_blk *b);

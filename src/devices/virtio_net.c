@@ -258,11 +258,22 @@ static void net_rx_resume(void *opaque)
 	pthread_mutex_unlock(&n->pci.lock);
 }
 
-int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
-			 struct evloop *loop, struct error *err)
+int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *tx,
+			 const struct rate_limit_opts *rx, struct evloop *loop, struct error *err)
 {
-	int ret = rate_limiter_init(&n->limiter, o, loop, net_resume, n, n->name, err);
-	return ret ? ret : rate_limiter_init(&n->rx_limiter, o, loop, net_rx_resume, n, n->name, err);
+	int ret = rate_limiter_init(&n->limiter, tx, loop, net_resume, n, n->name, err);
+	return ret ? ret : rate_limiter_init(&n->rx_limiter, rx, loop, net_rx_resume, n, n->name, err);
+}
+
+int virtio_net_update_limit(struct virtio_net *n, const struct rate_limit_opts *tx,
+			    const struct rate_limit_opts *rx, struct error *err)
+{
+	pthread_mutex_lock(&n->pci.lock);
+	int ret = tx ? rate_limiter_update(&n->limiter, tx, n->name, err) : 0;
+	if (!ret && rx)
+		ret = rate_limiter_update(&n->rx_limiter, rx, n->name, err);
+	pthread_mutex_unlock(&n->pci.lock);
+	return ret;
 }
 
 void virtio_net_destroy(struct virtio_net *n)

@@ -179,11 +179,15 @@ int virtio_net_init(struct virtio_net *n, unsigned index, const struct virtio_ne
 /* Stops watching the backend, closes it, releases the transport. */
 void virtio_net_destroy(struct virtio_net *n);
 
-/* Limits what the guest transmits and, separately, what it receives
- * (bytes/s, frames/s, each direction its own buckets) from now on. Returns
- * 0 or -errno with a message. */
-int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *o,
-			 struct evloop *loop, struct error *err);
+/* Limits what the guest transmits (tx) and, separately, what it receives (rx), each direction
+ * its own buckets, from now on. Returns 0 or -errno with a message. */
+int virtio_net_set_limit(struct virtio_net *n, const struct rate_limit_opts *tx,
+			 const struct rate_limit_opts *rx, struct evloop *loop, struct error *err);
+
+/* Changes the limits of a running NIC (NULL: that direction unchanged), any thread but one
+ * holding its lock: rate_limiter_update. Returns 0 or -errno with a message. */
+int virtio_net_update_limit(struct virtio_net *n, const struct rate_limit_opts *tx,
+			    const struct rate_limit_opts *rx, struct error *err);
 
 /* What the event loop does, for callers without one (tests): under the
  * transport lock, runs the backend's timer work and moves waiting backend

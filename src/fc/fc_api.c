@@ -353,11 +353,14 @@ static bool route_body(struct fc_vmm *fc, struct api_target *t, bool put, bool p
 	} else if (patch && (id = path_id(url, "/network-interfaces/"))) {
 		if (fc_schema_check(&fc_partial_network_interface, body, &e))
 			fault(r, e.msg);
+		else if (strcmp(json_string_value(json_object_get(body, "iface_id")), id))
+			fault(r, "The id from the path does not match the id from the body!");
 		else if (!fc->started)
 			fault(r, BEFORE_START);
+		else if (fc_net_patch(fc, t, body, &e))
+			fault(r, e.msg);
 		else
-			fault(r, "msivm cannot change a network interface's rate limiter while the VM "
-				 "runs (give it before InstanceStart)");
+			no_content(r);
 		json_decref(body);
 	} else if (patch && !strcmp(url, "/vm")) {
 		if (fc_schema_check(&fc_vm_state, body, &e)) {

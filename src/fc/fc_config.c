@@ -194,24 +194,38 @@ static int set_cmdline(struct run_config *c, const char *args, const char *root,
 	return ret;
 }
 
-/* A RateLimiter as msivm's bps= and ops= (tokens per refill_time ms, as a rate per second; a
- * bucket of size 0 or refill_time 0 is no limit, as in Firecracker). */
-static int set_limit(struct config_dev *p, const json_t *rl, struct error *e)
+void fc_rate_limit_apply(const json_t *rl, struct rate_limit_opts *o)
 {
-	static const char *const buckets[] = { "bandwidth", "ops" }, *const keys[] = { "bps", "ops" };
+	static const char *const buckets[] = { "bandwidth", "ops" };
+	struct rate_bucket_opts *to[] = { &o->bytes, &o->ops };
 	for (int i = 0; rl && i < 2; i++) {
 		const json_t *b = json_object_get(rl, buckets[i]);
-		long long size = json_integer_value(json_object_get(b, "size")),
-			  ms = json_integer_value(json_object_get(b, "refill_time"));
-		if (!b || size <= 0 || ms <= 0)
+		if (!b)
 			continue;
-		char num[32];
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)size * 1000 / (unsigned long long)ms);
-		int ret = config_dev_set(p, keys[i], num, e);
-		if (ret)
-			return ret;
+		json_int_t size = json_integer_value(json_object_get(b, "size")),
+			   ms = json_integer_value(json_object_get(b, "refill_time")),
+			   burst = json_integer_value(json_object_get(b, "one_time_burst"));
+		if (size <= 0 || ms <= 0) /* Firecracker: no limit on this bucket */
+			*to[i] = (struct rate_bucket_opts){ 0 };
+		else
+			*to[i] = (struct rate_bucket_opts){ (uint64_t)size, (uint64_t)ms,
+							    burst > 0 ? (uint64_t)burst : 0 };
 	}
-	return 0;
+}
+
+/* A RateLimiter as msivm's bps= and ops= (or rx-bps= and rx-ops=: `rx`), spelt as
+ * SIZE/MS+BURST: Firecracker's bucket exactly. A NIC's receive side is always its own. */
+static int set_limit(struct config_dev *p, const json_t *rl, bool rx, struct error *e)
+{
+	struct rate_limit_opts o = { { 0 }, { 0 } };
+	fc_rate_limit_apply(rl, &o);
+	char buf[RATE_BUCKET_TEXT_MAX];
+	int ret = 0;
+	if (rx || o.bytes.size)
+		ret = config_dev_set(p, rx ? "rx-bps" : "bps", rate_bucket_text(&o.bytes, true, buf), e);
+	if (!ret && (rx || o.ops.size))
+		ret = config_dev_set(p, rx ? "rx-ops" : "ops", rate_bucket_text(&o.ops, false, buf), e);
+	return ret;
 }
 
 static int add_drive(struct run_config *c, const json_t *d, struct error *e)
@@ -230,7 +244,7 @@ static int add_drive(struct run_config *c, const json_t *d, struct error *e)
 		ret = config_dev_set(&p, "engine", strcmp(json_string_value(engine), "Async") ? "sync"
 										: "uring", e);
 	if (!ret)
-		ret = set_limit(&p, json_object_get(d, "rate_limiter"), e);
+		ret = set_limit(&p, json_object_get(d, "rate_limiter"), false, e);
 	return ret ? ret : config_dev_end(&p, e);
 }
 
@@ -290,10 +304,10 @@ static int add_net(struct run_config *c, const json_t *n, struct error *e)
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(mtu));
 		ret = config_dev_set(&p, "mtu", num, e);
 	}
-	/* msivm has one limit per NIC for both directions: the transmit one, else the receive. */
-	const json_t *tx = json_object_get(n, "tx_rate_limiter");
 	if (!ret)
-		ret = set_limit(&p, tx && json_object_size(tx) ? tx : json_object_get(n, "rx_rate_limiter"), e);
+		ret = set_limit(&p, json_object_get(n, "tx_rate_limiter"), false, e);
+	if (!ret)
+		ret = set_limit(&p, json_object_get(n, "rx_rate_limiter"), true, e);
 	return ret ? ret : config_dev_end(&p, e);
 }
 
@@ -315,7 +329,7 @@ static int add_entropy(struct run_config *c, const json_t *v, struct error *e)
 	struct config_dev p;
 	int ret = config_dev_begin(&c->vm, VM_DEV_RNG, "entropy", NULL, &p, e);
 	if (!ret)
-		ret = set_limit(&p, json_object_get(v, "rate_limiter"), e);
+		ret = set_limit(&p, json_object_get(v, "rate_limiter"), false, e);
 	return ret ? ret : config_dev_end(&p, e);
 }
 

@@ -34,4 +34,9 @@ int fc_config_build(const json_t *doc, struct run_config *c, struct error *e);
  * first), or -1. */
 int fc_config_drive_index(const json_t *doc, const char *id);
 
+/* A checked RateLimiter `rl` (NULL: nothing) applied to o as Firecracker applies an update:
+ * a bucket not given stays as it is, one of size or refill_time 0 is no limit, any other is
+ * {size, refill_time ms, one_time_burst}. */
+void fc_rate_limit_apply(const json_t *rl, struct rate_limit_opts *o);
+
 #endif

@@ -68,6 +68,7 @@ static const unsigned long device_ioctls[] = {
 	VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR,
 	VHOST_NET_SET_BACKEND, VHOST_VSOCK_SET_RUNNING,
 	TIOCGWINSZ, BLKGETSIZE64, /* host events: a console's terminal size, a disk's new size */
+	TUNGETIFF, /* a tap's write failed with EIO: deleted, or only down (net_tap.c) */
 };
 /* ... and the vCPU thread itself: running, fault reports. */
 static const unsigned long vcpu_ioctls[] = {

@@ -2,6 +2,7 @@
 #include "vmm/vm_control.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
@@ -168,10 +169,34 @@ int vm_device_replace(struct vm *vm, uint32_t dev, const char *path, struct erro
 		return ret == -ESHUTDOWN ? error_set(err, ret, "the VM is stopping") : ret;
 	ret = vm_io_park(vm, err);
 	if (!ret) {
-		ret = vm->devs[dev].type->replace(vm->devs[dev].dev, &vm->cfg.devices[dev], path, err);
+		struct vm_device_spec *spec = &vm->cfg.devices[dev];
+		ret = vm->devs[dev].type->replace(vm->devs[dev].dev, spec, path, err);
+		if (!ret && spec->type == VM_DEV_BLK) /* what a snapshot records from now on */
+			snprintf(spec->blk.path, sizeof(spec->blk.path), "%s", path);
 		vm_io_release(vm);
 	}
 	if (pause_for_it)
 		vm_resume(vm);
+	return ret;
+}
+
+int vm_device_set_limit(struct vm *vm, uint32_t dev, const struct rate_limit_opts *limit,
+			const struct rate_limit_opts *rx_limit, struct error *err)
+{
+	if (dev >= vm->ndevs || !vm->devs[dev].type->update_limit)
+		return error_set(err, -EOPNOTSUPP, "device %u has no rate limit to change", dev);
+	struct vm_device_spec spec = vm->cfg.devices[dev];
+	if (limit)
+		spec.limit = *limit;
+	if (rx_limit) {
+		spec.rx_limit = *rx_limit;
+		spec.rx_limit_own = true;
+	} else if (spec.type == VM_DEV_NET && limit && !spec.rx_limit_own) {
+		spec.rx_limit = vm->cfg.devices[dev].limit; /* the receive side keeps its limit */
+		spec.rx_limit_own = true;
+	}
+	int ret = vm->devs[dev].type->update_limit(vm->devs[dev].dev, &spec, err);
+	if (!ret)
+		vm->cfg.devices[dev] = spec; /* what a snapshot records from now on */
 	return ret;
 }

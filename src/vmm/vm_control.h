@@ -9,6 +9,7 @@
 
 struct vm;
 struct vcpu;
+struct rate_limit_opts;
 
 /* Creates the pause lock and condition of `vm` (vm_create calls it). Returns 0 or -errno. */
 int vm_control_init(struct vm *vm);
@@ -50,6 +51,15 @@ void vm_io_park_handler(void *opaque, uint32_t events);
  * -EOPNOTSUPP when the device has no such file, -ESHUTDOWN when the VM is ending, or -errno
  * with a message (the old file is then kept). Any thread but a vCPU's and the I/O thread. */
 int vm_device_replace(struct vm *vm, uint32_t dev, const char *path, struct error *err);
+
+/* Changes the rate limits of device `dev` (its index in vm->devs) while it runs: `limit` (a
+ * NIC: what it transmits) and `rx_limit` (a NIC: what it receives), NULL for unchanged. The
+ * device takes them under its own lock; a request it holds back under the old limits is
+ * admitted under the new ones. vm->cfg records them. Returns 0, -EOPNOTSUPP when the device
+ * has no such limits, or -errno with a message. Any thread but a vCPU's and the I/O thread;
+ * the caller serialises it with vm_device_replace and snapshots. */
+int vm_device_set_limit(struct vm *vm, uint32_t dev, const struct rate_limit_opts *limit,
+			const struct rate_limit_opts *rx_limit, struct error *err);
 
 /* Presses the guest's ACPI power button if the guest listens for it.
  * Returns 1 pressed, 0 the guest does not listen (nothing done), -errno. */

@@ -291,6 +291,111 @@ wait_file "$TMP/vm4.out" 'waiting for the power button' && [ ! -e "$SOCK" ] &&
 	fail "--no-api: did not boot, or made a socket"
 stop $vm
 
+# ---- rate limiters: Firecracker's buckets {size, refill_time ms, one_time_burst}, before boot
+# and changed while the guest runs. Each limited run has a floor no host speed can beat; the
+# unlimited one shows the work itself is far below it.
+truncate -s 4M "$TMP/disk4"
+# fcrun NAME DRIVE_LIMITER NET_FIELDS BOOT_ARGS: --no-api --config-file with one drive (and a tap
+# when NET_FIELDS is given); sets dt (seconds) and status.
+fcrun() {
+	local drl=${2:+,\"rate_limiter\":$2} net="" t0
+	[ -n "$3" ] && net=",\"network-interfaces\":[{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap0\"$3}]"
+	printf '{"boot-source":{"kernel_image_path":"%s","boot_args":"%s"},"machine-config":{"vcpu_count":1,"mem_size_mib":64},"drives":[{"drive_id":"d","path_on_host":"%s","is_root_device":false%s}]%s}' \
+		"$PROBE" "$4" "$TMP/disk4" "$drl" "$net" >"$TMP/rl.json"
+	t0=$(date +%s%N)
+	"${netns[@]}" "$MSIVM" firecracker --no-api --config-file "$TMP/rl.json" >"$TMP/rl.out" 2>"$TMP/rl.err"
+	status=$?
+	dt=$(awk -v n=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", n / 1e9 }')
+}
+# within NAME MIN MAX: the last fcrun exited 0 after MIN to MAX seconds.
+within() {
+	if [ "$status" = 0 ] && awk -v d="$dt" -v a="$2" -v b="$3" 'BEGIN { exit !(d >= a && d <= b) }'; then
+		pass "$1 (${dt} s)"
+	else
+		fail "$1 (${dt} s, status $status; want 0 after $2-$3 s)"
+	fi
+}
+fcrun free "" "" "blk=randread blkops=64"
+free=$dt
+within "drive without a limiter: 64 reads" 0 8
+# 10 from the one-time burst and 10 in the full bucket, then 44 at 10 per 500 ms: 2.2 s at least
+fcrun ops '{"ops":{"size":10,"refill_time":500,"one_time_burst":10}}' "" "blk=randread blkops=64"
+within "drive ops {size 10, refill_time 500, one_time_burst 10}: 64 reads take 2.2 s or more" 2.0 "$(awk -v f="$free" 'BEGIN { print f + 8 }')"
+# 64 reads of 4 KiB = 256 KiB; 64 KiB per 250 ms with a 64 KiB burst: 0.5 s at least... made
+# longer: 16 KiB per 250 ms (64 KiB/s), no burst: (256 - 16) / 64 = 3.75 s
+fcrun bw '{"bandwidth":{"size":16384,"refill_time":250}}' "" "blk=randread blkops=64"
+within "drive bandwidth {size 16 KiB, refill_time 250}: 256 KiB read in 3.7 s or more" 3.5 "$(awk -v f="$free" 'BEGIN { print f + 9 }')"
+if [ $tapok = 1 ]; then
+	fcrun nfree "" ',"rx_rate_limiter":{"bandwidth":{"size":1000,"refill_time":1000}}' "net=tx netn=40 netsize=1000"
+	nfree=$dt
+	within "NIC with only an rx_rate_limiter: 40 frames sent are not held back" 0 8
+	# 4000 bytes per 250 ms: 40 frames of 1000 bytes (and headers) take 2.25 s at least
+	fcrun ntx "" ',"tx_rate_limiter":{"bandwidth":{"size":4000,"refill_time":250}}' "net=tx netn=40 netsize=1000"
+	within "NIC tx_rate_limiter {size 4000, refill_time 250}: 40 KB sent in 2.2 s or more" 2.0 "$(awk -v f="$nfree" 'BEGIN { print f + 8 }')"
+	awk -v a="$nfree" -v b="$dt" 'BEGIN { exit !(b - a >= 1.0) }' &&
+		pass "the receive limiter is apart from the transmit one (${nfree} s against ${dt} s)" ||
+		fail "the receive limiter held back transmitting (${nfree} s against ${dt} s)"
+fi
+
+# Live: a drive limited to 1 read per second (64 reads: a minute) is let go by PATCH while the
+# guest waits for its tokens; the NIC alike. The run then ends in seconds.
+"${netns[@]}" "$MSIVM" firecracker --api-sock "$SOCK" --level Info >"$TMP/vm5.out" 2>"$TMP/vm5.err" &
+vm=$!
+wait_sock
+want_state="Not started"
+ok "PUT /boot-source (live limiter run)" PUT /boot-source \
+	"{\"kernel_image_path\":\"$PROBE\",\"boot_args\":\"blk=randread blkops=64\"}"
+ok "PUT /drives/d with a rate_limiter" PUT /drives/d \
+	"{\"drive_id\":\"d\",\"path_on_host\":\"$TMP/disk4\",\"is_root_device\":false,\"rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":1000}}}"
+refused "PATCH /drives before boot" 'before starting' PATCH /drives/d \
+	'{"drive_id":"d","rate_limiter":{"ops":{"size":2,"refill_time":1000}}}'
+refused "a TokenBucket without refill_time" 'missing field `refill_time`' PUT /drives/d \
+	"{\"drive_id\":\"d\",\"path_on_host\":\"$TMP/disk4\",\"is_root_device\":false,\"rate_limiter\":{\"ops\":{\"size\":1}}}"
+refused "a negative bucket size" 'invalid value' PUT /drives/d \
+	"{\"drive_id\":\"d\",\"path_on_host\":\"$TMP/disk4\",\"is_root_device\":false,\"rate_limiter\":{\"bandwidth\":{\"size\":-1,\"refill_time\":100}}}"
+refused "an unknown RateLimiter field" 'unknown field `bps`' PUT /drives/d \
+	"{\"drive_id\":\"d\",\"path_on_host\":\"$TMP/disk4\",\"is_root_device\":false,\"rate_limiter\":{\"bps\":1}}"
+if [ $tapok = 1 ]; then
+	ok "PUT /network-interfaces/eth0 with a tx_rate_limiter" PUT /network-interfaces/eth0 \
+		'{"iface_id":"eth0","host_dev_name":"tap0","tx_rate_limiter":{"bandwidth":{"size":100,"refill_time":1000}}}'
+fi
+api GET /vm/config
+[ "$(jq -c '.drives[0].rate_limiter' <<<"$out")" = '{"ops":{"size":1,"refill_time":1000}}' ] &&
+	pass "GET /vm/config shows the drive's rate_limiter as given" || fail "GET /vm/config rate_limiter: $out"
+t0=$(date +%s%N)
+ok "InstanceStart (a drive at 1 read per second)" PUT /actions '{"action_type":"InstanceStart"}'
+want_state=Running
+sleep 0.5
+ok "PATCH /drives/d: a new ops bucket while the guest runs" PATCH /drives/d \
+	'{"drive_id":"d","rate_limiter":{"ops":{"size":2,"refill_time":1000}}}'
+refused "PATCH /drives with an id unlike the path's" 'does not match' PATCH /drives/d \
+	'{"drive_id":"e","rate_limiter":{}}'
+if [ $tapok = 1 ]; then
+	ok "PATCH /network-interfaces/eth0: tx and rx limiters while the guest runs" PATCH /network-interfaces/eth0 \
+		'{"iface_id":"eth0","tx_rate_limiter":{"bandwidth":{"size":0,"refill_time":0}},"rx_rate_limiter":{"ops":{"size":50,"refill_time":100}}}'
+	refused "PATCH /network-interfaces of an unknown interface" 'Invalid network interface ID' \
+		PATCH /network-interfaces/eth9 '{"iface_id":"eth9","tx_rate_limiter":{}}'
+	refused "PATCH /network-interfaces with an unknown field" 'unknown field `host_dev_name`' \
+		PATCH /network-interfaces/eth0 '{"iface_id":"eth0","host_dev_name":"tap1"}'
+fi
+api GET /vm/config
+[ "$(jq -c '.drives[0].rate_limiter.ops' <<<"$out")" = '{"size":2,"refill_time":1000}' ] &&
+	{ [ $tapok = 0 ] || [ "$(jq -c '.["network-interfaces"][0] | [.tx_rate_limiter.bandwidth.size, .rx_rate_limiter.ops.size]' <<<"$out")" = '[0,50]' ]; } &&
+	pass "GET /vm/config shows the limiters the PATCHes set" || fail "GET /vm/config after PATCH: $out"
+ok "PATCH /drives/d: the ops bucket off (size 0)" PATCH /drives/d \
+	'{"drive_id":"d","rate_limiter":{"ops":{"size":0,"refill_time":0}}}'
+i=0
+while kill -0 $vm 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -KILL $vm 2>/dev/null
+wait $vm
+status=$?
+secs=$((($(date +%s%N) - t0) / 1000000))
+[ $status = 0 ] && [ $secs -lt 12000 ] &&
+	pass "the guest's 64 reads end ${secs} ms after InstanceStart once unlimited (a minute at 1 read/s)" ||
+	fail "the live PATCH did not lift the limit (status $status after $secs ms)"
+grep -q 'drive d: rate limiter updated' "$TMP/vm5.err" && pass "the log says the drive's limiter was updated" ||
+	fail "no log line about the drive's limiter"
+
 printf '{"boot-source":{"kernel_image_path":"%s"},"balloon":{"amount_mib":1,"deflate_on_oom":true}}' "$PROBE" >"$TMP/bad1.json"
 run firecracker --no-api --config-file "$TMP/bad1.json"
 expect "--config-file with a balloon is refused" 125 '' 'balloon: msivm has no balloon device'

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_devices.h"
 #include "fc/fc_config.h"
 #include "fc/fc_metrics.h"
 
@@ -84,12 +85,56 @@ static const char kata_doc[] =
 	"\"path_on_host\":\"/r/drive_0\"},"
 	"{\"drive_id\":\"drive_1\",\"is_read_only\":false,\"is_root_device\":false,"
 	"\"path_on_host\":\"/r/drive_1\",\"rate_limiter\":{\"bandwidth\":{\"size\":1000,"
-	"\"refill_time\":500},\"ops\":{\"size\":0,\"refill_time\":1000}}}],"
+	"\"refill_time\":500,\"one_time_burst\":4096},\"ops\":{\"size\":0,\"refill_time\":1000}}}],"
 	"\"vsock\":{\"guest_cid\":3,\"uds_path\":\"/r/kata.hvsock\",\"vsock_id\":\"root\"},"
 	"\"network-interfaces\":[{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap0_kata\","
 	"\"guest_mac\":\"02:00:ca:fe:00:01\",\"rx_rate_limiter\":{},\"tx_rate_limiter\":{}}],"
 	"\"logger\":{\"level\":\"Error\",\"log_path\":\"/r/logs.fifo\"},"
 	"\"metrics\":{\"metrics_path\":\"/r/metrics.fifo\"}}";
+
+/* A NIC's two limiters stay apart; a bucket is Firecracker's exactly and prints so. */
+static void test_nic_limiters_apart(void **state)
+{
+	json_t *j = json_loads("{\"boot-source\":{\"kernel_image_path\":\"/k\"},"
+		"\"network-interfaces\":[{\"iface_id\":\"eth0\",\"host_dev_name\":\"t0\","
+		"\"tx_rate_limiter\":{\"ops\":{\"size\":3,\"refill_time\":7,\"one_time_burst\":9}},"
+		"\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1048576,\"refill_time\":100}}}]}", 0, NULL);
+	struct error e = { "" };
+	struct run_config *c = calloc(1, sizeof(*c));
+	assert_non_null(j);
+	assert_int_equal(fc_config_check(j, &e), 0);
+	run_config_init(c);
+	fc_config_defaults(c);
+	assert_int_equal(fc_config_build(j, c, &e), 0);
+	const struct vm_device_spec *d = &c->vm.devices[0];
+	assert_int_equal(d->limit.ops.size, 3);
+	assert_int_equal(d->limit.ops.refill_ms, 7);
+	assert_int_equal(d->limit.ops.one_time_burst, 9);
+	assert_int_equal(d->limit.bytes.size, 0);
+	assert_true(d->rx_limit_own);
+	assert_int_equal(d->rx_limit.bytes.size, 1048576);
+	assert_int_equal(d->rx_limit.bytes.refill_ms, 100);
+	assert_int_equal(d->rx_limit.ops.size, 0);
+	char buf[RATE_BUCKET_TEXT_MAX];
+	assert_string_equal(rate_bucket_text(&d->limit.ops, false, buf), "3/7+9");
+	assert_string_equal(rate_bucket_text(&d->rx_limit.bytes, true, buf), "1M/100");
+	struct rate_bucket_opts b;
+	assert_int_equal(rate_bucket_parse("1M/100", true, false, &b), 0);
+	assert_true(b.size == 1048576 && b.refill_ms == 100 && b.one_time_burst == 0);
+	assert_int_equal(rate_bucket_parse("50M", true, false, &b), 0);
+	assert_true(b.size == 50ull << 20 && b.refill_ms == 1000);
+	assert_int_equal(rate_bucket_parse("off", true, true, &b), 0);
+	assert_int_equal(b.size, 0);
+	assert_int_not_equal(rate_bucket_parse("off", true, false, &b), 0);
+	assert_int_not_equal(rate_bucket_parse("0", false, false, &b), 0);
+	assert_int_not_equal(rate_bucket_parse("10/0", false, false, &b), 0);
+	assert_int_not_equal(rate_bucket_parse("10/5x", false, false, &b), 0);
+	assert_int_not_equal(rate_bucket_parse("10+", false, false, &b), 0);
+	assert_int_not_equal(rate_bucket_parse("/5", false, false, &b), 0);
+	run_config_free(c);
+	free(c);
+	json_decref(j);
+}
 
 static void test_kata_document_translates(void **state)
 {
@@ -121,10 +166,17 @@ static void test_kata_document_translates(void **state)
 	snprintf(want, sizeof(want), "%s/drive_0", dir);
 	assert_string_equal(c->vm.devices[1].blk.path, want);
 	assert_false(c->vm.devices[1].blk.ro);
-	/* 1000 bytes per 500 ms: 2000 bytes/s; an ops bucket of size 0 is no limit */
-	assert_int_equal(c->vm.devices[2].limit.bytes_per_s, 2000);
-	assert_int_equal(c->vm.devices[2].limit.ops_per_s, 0);
+	/* Firecracker's bucket as it is: 1000 bytes per 500 ms with its one-time burst; an ops
+	 * bucket of size 0 is no limit */
+	assert_int_equal(c->vm.devices[2].limit.bytes.size, 1000);
+	assert_int_equal(c->vm.devices[2].limit.bytes.refill_ms, 500);
+	assert_int_equal(c->vm.devices[2].limit.bytes.one_time_burst, 4096);
+	assert_int_equal(c->vm.devices[2].limit.ops.size, 0);
 	assert_int_equal(c->vm.devices[3].type, VM_DEV_NET);
+	/* Kata's empty limiters: none either way, the receive side its own (not the transmit's) */
+	assert_false(rate_limit_set(&c->vm.devices[3].limit));
+	assert_true(c->vm.devices[3].rx_limit_own);
+	assert_false(rate_limit_set(&c->vm.devices[3].rx_limit));
 	assert_int_equal(c->vm.devices[4].type, VM_DEV_VSOCK);
 	assert_int_equal(c->vm.devices[4].vsock.cid, 3);
 	snprintf(want, sizeof(want), "%s/kata.hvsock", dir);
@@ -223,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_checks_refuse_what_firecracker_refuses),
 		cmocka_unit_test(test_kata_document_translates),
+		cmocka_unit_test(test_nic_limiters_apart),
 		cmocka_unit_test(test_root_drive_goes_first_and_names_root),
 		cmocka_unit_test(test_no_boot_source_refused),
 		cmocka_unit_test(test_metrics_shape),
