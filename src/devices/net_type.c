@@ -10,7 +10,7 @@
 
 /* tap, num_queues are cloud-hypervisor's spellings (tap=NAME: backend=tap,ifname=NAME). */
 enum { K_BACKEND, K_TAP, K_IFNAME, K_PEER, K_RATE, K_SIZE, K_MAC, K_QUEUES, K_NUM_QUEUES, K_MTU,
-       K_PATH };
+       K_PATH, K_ID };
 
 static const struct device_key net_keys[] = {
 	{ "path", DEVICE_KEY_STRING, K_PATH },
@@ -24,6 +24,7 @@ static const struct device_key net_keys[] = {
 	{ "queues", DEVICE_KEY_UINT, K_QUEUES },
 	{ "num_queues", DEVICE_KEY_UINT, K_NUM_QUEUES },
 	{ "mtu", DEVICE_KEY_UINT, K_MTU },
+	{ "id", DEVICE_KEY_STRING, K_ID },
 	{ NULL, 0, 0 },
 };
 
@@ -83,6 +84,12 @@ static int net_set(struct device_opts *o, const struct device_key *k, const char
 			return device_opt_refuse(o, DEVICE_MSG_KEY, e, "bad ifname '%.100s': 1 to 15 "
 						 "characters, no '/', ':' or blanks", val);
 		snprintf(n->be.ifname, sizeof(n->be.ifname), "%s", val);
+		return 0;
+	case K_ID:
+		if (!val[0] || strlen(val) >= sizeof(n->id))
+			return device_opt_refuse(o, DEVICE_MSG_KEY, e, "bad id '%.100s': 1 to %zu "
+						 "characters", val, sizeof(n->id) - 1);
+		snprintf(n->id, sizeof(n->id), "%s", val);
 		return 0;
 	case K_MAC:
 		if (parse_mac(val, n->mac))
@@ -185,6 +192,8 @@ static const char *net_spec_print(const struct vm_device_spec *d, json_t *o)
 	json_object_set_new(o, "mac", n->mac_set ? json_string(mac) : json_null());
 	json_object_set_new(o, "queues", json_integer(n->queues));
 	json_object_set_new(o, "mtu", n->mtu ? json_integer(n->mtu) : json_null());
+	if (json_object_set_new(o, "id", n->id[0] ? json_string(n->id) : json_null()))
+		return "id";
 	return NULL;
 }
 
@@ -288,7 +297,8 @@ const struct device_type net_device_type = {
 	.usage = "add a virtio-net NIC; OPTS: backend=tap|vhost|peer|socket and\n"
 		 "                     optionally mac=52:54:00:12:34:56 (default 52:54:00:12:34:<n>),\n"
 		 "                     queues=N (queue pairs, 1-7; or num_queues=N), mtu=N (68-65535,\n"
-		 "                     default: the tap's, else 1500), bps=, ops= (each\n"
+		 "                     default: the tap's, else 1500), id=NAME (a name a snapshot\n"
+		 "                     keeps: Firecracker's iface_id), bps=, ops= (each\n"
 		 "                     direction; rx-bps=, rx-ops= (or off) for received frames\n"
 		 "                     apart) and every device's keys (below). tap: ifname=NAME\n"
 		 "                     (an existing tap, or created: needs CAP_NET_ADMIN; tap=NAME is\n"

@@ -82,6 +82,7 @@ struct virtio_net_opts {
 	bool mac_set;              /* else 52:54:00:12:34:<index> */
 	uint16_t queues;           /* queue pairs, 1..VIRTIO_NET_MAX_PAIRS */
 	uint16_t mtu;              /* 0: VIRTIO_NET_MTU_DEFAULT */
+	char id[64];               /* id=: the operator's name for it (Firecracker's iface_id), "" none */
 };
 
 /* Why frames were dropped, for --stats. */

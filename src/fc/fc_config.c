@@ -298,6 +298,8 @@ static int add_net(struct run_config *c, const json_t *n, struct error *e)
 		ret = config_dev_set(&p, "backend", "tap", e);
 	if (!ret)
 		ret = config_dev_set(&p, "ifname", json_string_value(json_object_get(n, "host_dev_name")), e);
+	if (!ret) /* a snapshot keeps it: PUT /snapshot/load's network_overrides name it */
+		ret = config_dev_set(&p, "id", json_string_value(json_object_get(n, "iface_id")), e);
 	if (!ret && mac)
 		ret = config_dev_set(&p, "mac", json_string_value(mac), e);
 	if (!ret && mtu) {

@@ -134,6 +134,33 @@ static int load_file(struct fc_vmm *fc, const char *path, struct error *e)
 	return 0;
 }
 
+/* network_overrides: each interface of the snapshot named by its iface_id (msivm's net id=)
+ * attaches to another tap, as Firecracker's. */
+static int network_overrides(const json_t *list, struct run_config *c, struct error *e)
+{
+	size_t k;
+	const json_t *o;
+	json_array_foreach(list, k, o) {
+		const char *id = json_string_value(json_object_get(o, "iface_id")),
+			   *dev = json_string_value(json_object_get(o, "host_dev_name"));
+		struct net_open_cfg *be = NULL;
+		for (uint32_t i = 0; !be && i < c->vm.ndevices; i++)
+			if (c->vm.devices[i].type == VM_DEV_NET && !strcmp(c->vm.devices[i].net.id, id))
+				be = &c->vm.devices[i].net.be;
+		if (!be)
+			return error_set(e, -EINVAL, "network_overrides: the snapshot has no network "
+					 "interface %.64s", id);
+		if (be->kind != NET_BE_TAP)
+			return error_set(e, -EINVAL, "network_overrides: interface %.64s is not on a "
+					 "tap", id);
+		if (!dev[0] || strlen(dev) >= sizeof(be->ifname) || strpbrk(dev, "/: \t"))
+			return error_set(e, -EINVAL, "network_overrides: bad host_dev_name '%.64s': 1 to "
+					 "15 characters, no '/', ':' or blanks", dev);
+		snprintf(be->ifname, sizeof(be->ifname), "%s", dev);
+	}
+	return 0;
+}
+
 /* PUT /snapshot/load's body into c: msivm's --restore of snapshot_path with the memory file. */
 static int load_snapshot(const json_t *load, struct run_config *c, struct error *e)
 {
@@ -142,9 +169,6 @@ static int load_snapshot(const json_t *load, struct run_config *c, struct error 
 		   *mem = mb ? json_string_value(json_object_get(mb, "backend_path"))
 			     : json_string_value(json_object_get(load, "mem_file_path"));
 	const json_t *vo = json_object_get(load, "vsock_override");
-	if (json_array_size(json_object_get(load, "network_overrides")))
-		return error_set(e, -EOPNOTSUPP, "network_overrides: msivm's snapshot does not keep "
-				 "Firecracker's interface ids; load without overrides");
 	if (strchr(state, ',') || strchr(mem, ','))
 		return error_set(e, -EINVAL, "snapshot and memory paths with a ',' are not supported");
 	char *arg = NULL;
@@ -166,7 +190,7 @@ static int load_snapshot(const json_t *load, struct run_config *c, struct error 
 	}
 	if (!ret && vo)
 		ret = error_set(e, -EINVAL, "vsock_override: the snapshot has no vsock device");
-	return ret;
+	return ret ? ret : network_overrides(json_object_get(load, "network_overrides"), c, e);
 }
 
 /* An empty configuration keeping the descriptors noted as inherited. */
