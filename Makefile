@@ -119,6 +119,15 @@ install: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 	install -D -m 0644 $(BUILD)/guest/probe.elf $(DESTDIR)$(PREFIX)/lib/msivm/probe.elf
 	install -D -m 0644 man/msivm.1 $(DESTDIR)$(PREFIX)/share/man/man1/msivm.1
 
+# A static msivm (for Firecracker's jailer, which copies only the binary into its chroot) cannot be
+# built from Debian's libraries: the API needs libmicrohttpd, whose archive needs gnutls's, which
+# needs p11-kit's, and Debian ships no libp11-kit.a. scripts/jail-libs.sh ROOT copies the shared
+# libraries into a jail instead (docs/kata.md, tested in tests/e2e/test_firecracker.sh).
+.PHONY: static
+static:
+	@echo "make static: not possible with Debian's libraries: msivm's API needs libmicrohttpd, whose static archive needs gnutls's, which needs p11-kit's, and Debian ships no libp11-kit.a. For Firecracker's jailer, copy msivm's shared libraries into the jail instead: scripts/jail-libs.sh ROOT (docs/kata.md)." >&2
+	@exit 2
+
 include guest/guest.mk
 include tests/fuzz/fuzz.mk
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
