@@ -426,7 +426,9 @@ out=""
 err=$(make -s -C "$top" static 2>&1)
 status=$?
 expect "make static fails, saying why (p11-kit) and what works instead" 2 '' 'no libp11-kit.a.*scripts/jail-libs.sh'
-if [ "$(id -u)" = 0 ]; then
+if ldd "$MSIVM" | grep -q libasan; then
+	echo "skip - msivm in a jail: a sanitizer build needs /proc, which a jail has not"
+elif [ "$(id -u)" = 0 ]; then
 	jr=$TMP/jail
 	if "$top/scripts/jail-libs.sh" "$jr" "$MSIVM" >"$TMP/jl.out" 2>"$TMP/jl.err" &&
 		mkdir -p "$jr/dev" "$jr/run" && mknod "$jr/dev/kvm" c 10 232 && cp "$(readlink -f "$MSIVM")" "$jr/firecracker" &&
