@@ -77,6 +77,9 @@ static int check_supported(const char *section, const json_t *v, struct error *e
 					 json_string_value(json_object_get(v, "drive_id")));
 		return 0;
 	}
+	if (!strcmp(section, "serial") && json_object_get(v, "rate_limiter"))
+		return error_set(e, -EINVAL, "serial: rate_limiter: msivm does not limit the serial "
+				 "console's output");
 	if (!strcmp(section, "logger") && (x = json_object_get(v, "level")) &&
 	    fc_word_index((const char *const[]){ "Error", "Warning", "Warn", "Info", "Debug",
 						 "Trace", "Off", NULL },

@@ -196,7 +196,10 @@ int vm_device_set_limit(struct vm *vm, uint32_t dev, const struct rate_limit_opt
 		spec.rx_limit_own = true;
 	}
 	int ret = vm->devs[dev].type->update_limit(vm->devs[dev].dev, &spec, err);
-	if (!ret)
-		vm->cfg.devices[dev] = spec; /* what a snapshot records from now on */
+	if (!ret) { /* what a snapshot records from now on (the rest of the spec is not touched) */
+		vm->cfg.devices[dev].limit = spec.limit;
+		vm->cfg.devices[dev].rx_limit = spec.rx_limit;
+		vm->cfg.devices[dev].rx_limit_own = spec.rx_limit_own;
+	}
 	return ret;
 }

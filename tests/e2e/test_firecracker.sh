@@ -152,6 +152,8 @@ refused "PUT /drives with an id unlike the path's" 'does not match' PUT /drives/
 	"{\"drive_id\":\"y\",\"path_on_host\":\"$TMP/rootfs\",\"is_root_device\":false}"
 refused "PUT /drives without is_root_device" 'missing field `is_root_device`' PUT /drives/z \
 	"{\"drive_id\":\"z\",\"path_on_host\":\"$TMP/rootfs\"}"
+refused "PUT /serial with a rate_limiter (not applied: refused, not ignored)" 'does not limit the serial' \
+	PUT /serial '{"serial_out_path":"/dev/null","rate_limiter":{"size":1,"refill_time":1}}'
 refused "PATCH /vm before boot" 'before starting' PATCH /vm '{"state":"Paused"}'
 refused "PUT /snapshot/load after configuring" 'not allowed after configuring' PUT /snapshot/load \
 	"{\"snapshot_path\":\"$TMP/x\",\"mem_backend\":{\"backend_type\":\"File\",\"backend_path\":\"$TMP/y\"}}"
