@@ -66,20 +66,25 @@ window "disk ops=32: 64 reads take about 1 s" 0.8 "$(plus "$blk0" 3.5)" \
 timed "net bps=10K: 40 transmitted 1 KiB frames take about 3 s" 2.4 "$(plus "$run0" 6)" --kernel "$PROBE" \
 	--net "backend=peer,peer=sink,bps=10K" --cmdline "net=tx netn=40 netsize=1000"
 
-# Receive: a source sending 2000 frames/s of 1000 bytes for 2 s; at 100 KiB/s (and as much
-# burst) the guest gets about 300 of them.
+# Receive: a source sending 2000 frames/s of 1000 bytes for 2 s; at L KiB/s (and as much burst)
+# the guest gets about 3 x L of them. Without a limit it must get at least half as many again, or
+# the limit is not what held it back: the guest's own pace does on a loaded host (beside two busy
+# VMs the unlimited guest took 384 frames in 2 s, 1024 on a quieter host). So L is 100, or halved
+# (down to 25) until the unlimited count, measured first, is twice the limited one's expectation.
 rx_frames() {
 	run run --kernel "$PROBE" --net "backend=peer,peer=source,rate=2000,size=1000$1" \
 		--cmdline "net=rx netsecs=2"
 	sed -n 's/^probe: result net-rx requests=\([0-9]*\).*/\1/p' <<<"$out"
 }
 free_rx=$(rx_frames "")
-lim_rx=$(rx_frames ",bps=100K")
-if [ -n "$free_rx" ] && [ -n "$lim_rx" ] && [ "$lim_rx" -ge 150 ] && [ "$lim_rx" -le 450 ] &&
-	[ "$free_rx" -ge $((lim_rx * 3 / 2)) ]; then
-	pass "net bps=100K limits receiving too ($lim_rx frames in 2 s, $free_rx without a limit)"
+kib=100
+while [ "$kib" -gt 25 ] && [ "${free_rx:-0}" -lt $((3 * kib * 2)) ]; do kib=$((kib / 2)); done
+lim_rx=$(rx_frames ",bps=${kib}K")
+if [ -n "$free_rx" ] && [ -n "$lim_rx" ] && [ "$lim_rx" -ge $((3 * kib / 2)) ] &&
+	[ "$lim_rx" -le $((3 * kib * 3 / 2)) ] && [ "$free_rx" -ge $((lim_rx * 3 / 2)) ]; then
+	pass "net bps=${kib}K limits receiving too ($lim_rx frames in 2 s, $free_rx without a limit)"
 else
-	fail "net bps=100K limits receiving too (limited ${lim_rx:-?}, unlimited ${free_rx:-?})"
+	fail "net bps=${kib}K limits receiving too (limited ${lim_rx:-?}, want $((3 * kib / 2))-$((3 * kib * 3 / 2)); unlimited ${free_rx:-?}, want 1.5 x limited$([ "${free_rx:-0}" -lt 150 ] && echo ': the host is too busy for the guest to receive 150 frames in 2 s'))"
 fi
 
 run run --kernel "$PROBE" --rng "bps=0"
