@@ -37,11 +37,14 @@ fig() {
 		'.experiments[] | select(.name==$e) | .configs[] | select(.vmm=="msivm" and .mode==$m) | .summary[$k].mean // "none"' "$R"
 }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "none" && a + 0 >= b + 0) }'; }
+gt0() { [ "$1" != none ] && awk -v a="$1" 'BEGIN { exit !(a + 0 > 0) }'; }
 eq0() { [ "$1" != none ] && awk -v a="$1" 'BEGIN { exit !(a + 0 == 0) }'; }
 
 # Under INTx every interrupt costs an ISR read (an exit); under load several
-# completions can share one interrupt, so the check is "> 0", not "= 1".
-if ge "$(fig rng intx isr_reads_per_req)" 0.01; then
+# completions can share one interrupt, so the check is "> 0", not "= 1" (nor 0.01: beside two
+# busy VMs and under ASan all 256 requests of the window completed under one interrupt, 1/256);
+# the MSI-X modes below must read none.
+if gt0 "$(fig rng intx isr_reads_per_req)"; then
 	pass "intx: the exits include ISR reads: $(fig rng intx isr_reads_per_req) per request"
 else
 	fail "intx: ISR reads per request = $(fig rng intx isr_reads_per_req)"
