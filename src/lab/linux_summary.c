@@ -256,6 +256,8 @@ void lr_why_missing(const struct ll_cell *c, enum lab_vmm vmm, const char *cfg, 
 		snprintf(buf, len, "every %s run failed", who);
 	else if (lr_metrics[m].work < 0)
 		snprintf(buf, len, "no %s run reported %s", who, lr_metrics[m].label);
+	else if (c->cfg && c->cfg->works && !(c->cfg->works & LL_WORK_BIT(lr_metrics[m].work)))
+		snprintf(buf, len, "%s does not run %s", who, ll_work_name((enum ll_work)lr_metrics[m].work));
 	else
 		why_work(c, who, lr_metrics[m].work, m, buf, len);
 }

@@ -278,7 +278,7 @@ run_l1() { # attempt configs...
 	esac
 	# vfio: an emulated IOMMU with interrupt remapping and an emulated NVMe with an image of its
 	# own, which L1 passes through (tests/linux/run-vfio.sh; ../shared/platform.md has the recipe)
-	case " $* ${lab:+lab: $lab} " in *" vfio "* | *" lab: "*" --vfio "*) # the lab's passthrough experiment too
+	case " $* ${lab:+lab: $lab} " in *" vfio "* | *" lab: "*"--vfio "*) # the lab's passthrough experiment too
 		rm -f "$B/vfio-nvme.img" && truncate -s 64M "$B/vfio-nvme.img"
 		machine=q35,kernel-irqchip=split
 		vfio="-device intel-iommu,intremap=on,caching-mode=on -drive file=$B/vfio-nvme.img,if=none,id=nvme0,format=raw -device nvme,serial=msivmvfio,drive=nvme0,msix_qsize=8"

@@ -242,6 +242,10 @@ static void test_report_table_and_page(void **state)
 	assert_non_null(strstr(txt, "QEMU   pt-dedicated msivm only (--dedicated)"));
 	assert_non_null(strstr(txt, "irqfd / relay IOPS = 1.00"));
 	free(txt);
+	/* a figure of a workload the configuration does not run says so */
+	char why[200];
+	lr_why_missing(&cells[0], LAB_MSIVM, "pt-msix", LR_RW_READ, why, sizeof(why));
+	assert_string_equal(why, "msivm pt-msix does not run fio-rw");
 	/* The whole report: report.txt with the table, report.html with the text (and the chart
 	 * where gnuplot is installed) */
 	struct error err = { "" };
