@@ -4,6 +4,7 @@
 #                   /dev/kvm the guests run in nested hosts: tests/e2e/run.sh)
 #   make sanitize   build-san/msivm and the unit tests with ASan+UBSan
 #   make install    msivm, the probe guest and the manual under $(DESTDIR)$(PREFIX)
+#   make static     build-static/msivm, statically linked, for Firecracker's jailer (docs/kata.md)
 BUILD   ?= build
 CC      ?= gcc
 VERSION := 0.1.0
@@ -21,6 +22,13 @@ LDFLAGS     += $(SAN_FLAGS)
 endif
 CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  += -lpthread -ljansson -luring -lseccomp -lnettle
+# make static: libmicrohttpd linked in from build-static/deps (see the static target below).
+ifeq ($(STATIC),1)
+STATIC_DEPS := build-static/deps
+CFLAGS_BASE += -DMSIVM_STATIC -I$(STATIC_DEPS)/include
+LDFLAGS     += -static-pie
+LDLIBS      := $(STATIC_DEPS)/lib/libmicrohttpd.a $(LDLIBS)
+endif
 # libmicrohttpd is opened at run time, only for an API socket (src/api/mhd_lib.c); fuzz_api,
 # which drives it itself, links it (tests/fuzz/fuzz.mk).
 
@@ -108,7 +116,7 @@ bench: all
 	bench/boot.sh
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-static
 
 # msivm lab finds the probe at ../lib/msivm/probe.elf from msivm's directory.
 PREFIX ?= /usr/local
@@ -119,14 +127,15 @@ install: $(BUILD)/msivm $(BUILD)/msivm-lab $(BUILD)/guest/probe.elf
 	install -D -m 0644 $(BUILD)/guest/probe.elf $(DESTDIR)$(PREFIX)/lib/msivm/probe.elf
 	install -D -m 0644 man/msivm.1 $(DESTDIR)$(PREFIX)/share/man/man1/msivm.1
 
-# A static msivm (for Firecracker's jailer, which copies only the binary into its chroot) cannot be
-# built from Debian's libraries: the API needs libmicrohttpd, whose archive needs gnutls's, which
-# needs p11-kit's, and Debian ships no libp11-kit.a. scripts/jail-libs.sh ROOT copies the shared
-# libraries into a jail instead (docs/kata.md, tested in tests/e2e/test_firecracker.sh).
+# A static msivm, build-static/msivm, for Firecracker's jailer (which copies only the binary into its
+# chroot). Debian's libmicrohttpd.a needs gnutls's archive, which needs p11-kit's, absent from
+# Debian; scripts/static-deps.sh builds Debian's libmicrohttpd source package without HTTPS into
+# build-static/deps (apt-get source: Debian's archive is its only network), and the rest links
+# from the -dev packages' archives. docs/kata.md; scripts/jail-libs.sh remains the dynamic way.
 .PHONY: static
 static:
-	@echo "make static: not possible with Debian's libraries: msivm's API needs libmicrohttpd, whose static archive needs gnutls's, which needs p11-kit's, and Debian ships no libp11-kit.a. For Firecracker's jailer, copy msivm's shared libraries into the jail instead: scripts/jail-libs.sh ROOT (docs/kata.md)." >&2
-	@exit 2
+	scripts/static-deps.sh build-static/deps
+	$(MAKE) BUILD=build-static STATIC=1 build-static/msivm
 
 include guest/guest.mk
 include tests/fuzz/fuzz.mk

@@ -1,8 +1,31 @@
-/* libmicrohttpd opened on first use (dlopen), so that only a VM with an API socket pays for loading it and gnutls. */
+/* libmicrohttpd opened on first use (dlopen), so that only a VM with an API socket pays for loading it and gnutls; linked in by make static. */
 #include "api/mhd_lib.h"
 
-#include <dlfcn.h>
 #include <errno.h>
+
+#ifdef MSIVM_STATIC
+/* make static: libmicrohttpd (built without HTTPS by scripts/static-deps.sh) is linked in, so the
+ * table is its own symbols and there is nothing to open or to fail. */
+static const struct mhd_lib linked = {
+	.start_daemon = MHD_start_daemon,
+	.stop_daemon = MHD_stop_daemon,
+	.run = MHD_run,
+	.get_timeout = MHD_get_timeout,
+	.get_daemon_info = MHD_get_daemon_info,
+	.get_connection_info = MHD_get_connection_info,
+	.create_response_from_buffer = MHD_create_response_from_buffer,
+	.add_response_header = MHD_add_response_header,
+	.queue_response = MHD_queue_response,
+	.destroy_response = MHD_destroy_response,
+};
+
+int mhd_lib_open(const struct mhd_lib **out, struct error *err)
+{
+	*out = &linked;
+	return 0;
+}
+#else
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -62,3 +85,4 @@ int mhd_lib_open(const struct mhd_lib **out, struct error *err)
 	*out = state.failed[0] ? NULL : &state.lib;
 	return *out ? 0 : error_set(err, -ELIBACC, "%s", state.failed);
 }
+#endif

@@ -25,7 +25,8 @@ struct mhd_lib {
 
 /* Opens MHD_LIB_SONAME once per process (thread-safe) and resolves every entry point into
  * *out. Returns 0, or -ELIBACC with a message naming the library and what failed; a failure
- * is remembered, so later calls fail the same way without trying again. */
+ * is remembered, so later calls fail the same way without trying again. Built with
+ * MSIVM_STATIC (make static), *out is the linked library's own functions: always 0. */
 int mhd_lib_open(const struct mhd_lib **out, struct error *err);
 
 #endif

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/parse.h"
+#include "util/user_db.h"
 
 static int parse_id(const char *s, unsigned long *out)
 {
@@ -35,24 +35,16 @@ int jail_parse_user(const char *spec, struct jail_config *j, struct error *err)
 	if (group)
 		*group++ = 0;
 	unsigned long id;
-	struct passwd *pw = getpwnam(buf);
-	if (pw) {
-		j->uid = pw->pw_uid;
-		j->gid = pw->pw_gid;
-	} else if (parse_id(buf, &id) == 0) {
+	if (user_db_user(buf, &j->uid, &j->gid)) {
+		if (parse_id(buf, &id))
+			return error_set(err, -EINVAL, "--user: no user '%s'", buf);
 		j->uid = (uid_t)id;
 		j->gid = (gid_t)id;
-	} else {
-		return error_set(err, -EINVAL, "--user: no user '%s'", buf);
 	}
-	if (group) {
-		struct group *gr = getgrnam(group);
-		if (gr)
-			j->gid = gr->gr_gid;
-		else if (parse_id(group, &id) == 0)
-			j->gid = (gid_t)id;
-		else
+	if (group && user_db_group(group, &j->gid)) {
+		if (parse_id(group, &id))
 			return error_set(err, -EINVAL, "--user: no group '%s'", group);
+		j->gid = (gid_t)id;
 	}
 	j->drop_user = true;
 	return 0;

@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +11,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/user_db.h"
 
 static bool module_loaded(const char *name)
 {
@@ -126,10 +126,8 @@ void kvm_host_access_why(const char *dev, char *buf, size_t len)
 	if (stat(dev, &st))
 		return;
 	char owner[64], group[64];
-	const struct passwd *pw = getpwuid(st.st_uid);
-	const struct group *gr = getgrgid(st.st_gid);
-	snprintf(owner, sizeof(owner), "%s", pw ? pw->pw_name : "");
-	snprintf(group, sizeof(group), "%s", gr ? gr->gr_name : "");
+	user_db_user_name(st.st_uid, owner, sizeof(owner));
+	user_db_group_name(st.st_gid, group, sizeof(group));
 	if (!owner[0])
 		snprintf(owner, sizeof(owner), "uid %u", (unsigned)st.st_uid);
 	if (!group[0])

@@ -6,7 +6,8 @@
 # 400 with a fault_message while the VM goes on; snapshot create and load in a new process (the
 # drive's PATCHed path recorded, network_overrides, vsock_override); rate limiters before boot and
 # PATCHed while the guest runs, each with a floor the guest cannot beat;
-# --config-file and --no-api; SIGTERM ends it within 2 s leaving no socket.
+# --config-file and --no-api; SIGTERM ends it within 2 s leaving no socket; in a chroot as Firecracker's
+# jailer makes one: with jail-libs.sh's libraries, and the static build (make static) alone.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -421,38 +422,75 @@ secs=$((($(date +%s%N) - t0) / 1000000))
 grep -q 'drive d: rate limiter updated' "$TMP/vm5.err" && pass "the log says the drive's limiter was updated" ||
 	fail "no log line about the drive's limiter"
 
-# ---- no static build: make says why and what works; that (the shared libraries copied into a
-# chroot, as Firecracker's jailer makes one with the binary and /dev/kvm in it) runs msivm there
+# ---- Firecracker's jailer: a chroot holding the binary (as "firecracker"), the probe and /dev/kvm.
+# Two ways: the dynamic msivm with its shared libraries copied in (scripts/jail-libs.sh), and the
+# static build (make static: build-static/msivm, or $MSIVM_STATIC) alone, as the jailer copies it.
 top=$(cd "$here/../.." && pwd)
-out=""
-err=$(make -s -C "$top" static 2>&1)
-status=$?
-expect "make static fails, saying why (p11-kit) and what works instead" 2 '' 'no libp11-kit.a.*scripts/jail-libs.sh'
+# jail_boot ROOT BIN: copies BIN, the probe and /dev/kvm into ROOT, runs it chrooted with an API
+# socket, sends GET /, boot-source, InstanceStart; 0 when the API answered and the probe's exit 7
+# came back. Leaves the log in $TMP/jail.err.
+jail_boot() {
+	local jr=$1 bin=$2 vm ok_api i
+	mkdir -p "$jr/dev" "$jr/run" && mknod "$jr/dev/kvm" c 10 232 &&
+		cp "$(readlink -f "$bin")" "$jr/firecracker" && cp "$PROBE" "$jr/probe.elf" || return 1
+	chroot "$jr" /firecracker --api-sock /run/fc.sock --id jailed >"$TMP/jail.out" 2>"$TMP/jail.err" &
+	vm=$!
+	SOCK=$jr/run/fc.sock wait_sock
+	SOCK=$jr/run/fc.sock api GET /
+	[ "$(jq -r .id <<<"$out")" = jailed ] && SOCK=$jr/run/fc.sock api PUT /boot-source \
+		'{"kernel_image_path":"/probe.elf","boot_args":"exit=7"}' && [ "$status" = 204 ] &&
+		SOCK=$jr/run/fc.sock api PUT /actions '{"action_type":"InstanceStart"}' && [ "$status" = 204 ]
+	ok_api=$?
+	i=0
+	while kill -0 $vm 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -KILL $vm 2>/dev/null
+	wait $vm
+	status=$?
+	[ $ok_api = 0 ] && [ $status = 7 ]
+}
 if ldd "$MSIVM" | grep -q libasan; then
-	echo "skip - msivm in a jail: a sanitizer build needs /proc, which a jail has not"
-elif [ "$(id -u)" = 0 ]; then
-	jr=$TMP/jail
-	if "$top/scripts/jail-libs.sh" "$jr" "$MSIVM" >"$TMP/jl.out" 2>"$TMP/jl.err" &&
-		mkdir -p "$jr/dev" "$jr/run" && mknod "$jr/dev/kvm" c 10 232 && cp "$(readlink -f "$MSIVM")" "$jr/firecracker" &&
-		cp "$PROBE" "$jr/probe.elf"; then
-		chroot "$jr" /firecracker --api-sock /run/fc.sock --id jailed >"$TMP/jail.out" 2>"$TMP/jail.err" &
-		vm=$!
-		SOCK=$jr/run/fc.sock wait_sock
-		SOCK=$jr/run/fc.sock api GET /
-		[ "$(jq -r .id <<<"$out")" = jailed ] && SOCK=$jr/run/fc.sock api PUT /boot-source \
-			'{"kernel_image_path":"/probe.elf","boot_args":"exit=7"}' && [ "$status" = 204 ] &&
-			SOCK=$jr/run/fc.sock api PUT /actions '{"action_type":"InstanceStart"}' && [ "$status" = 204 ]
-		ok_api=$?
-		i=0
-		while kill -0 $vm 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-		kill -KILL $vm 2>/dev/null
-		wait $vm
-		status=$?
-		[ $ok_api = 0 ] && [ $status = 7 ] &&
+	echo "skip - msivm in a jail: a sanitizer build needs /proc, which a jail has not (the static build is checked in the normal pass)"
+elif [ "$(id -u)" != 0 ]; then
+	echo "skip - msivm in a jail: chroot and mknod need root"
+else
+	if "$top/scripts/jail-libs.sh" "$TMP/jail" "$MSIVM" >"$TMP/jl.out" 2>"$TMP/jl.err"; then
+		jail_boot "$TMP/jail" "$MSIVM" &&
 			pass "jail-libs.sh: chrooted with its $(wc -l <"$TMP/jl.out") libraries, msivm serves the API (libmicrohttpd opened in the jail) and boots the probe" ||
 			fail "msivm in a chroot made by jail-libs.sh (status $status): $(cat "$TMP/jail.err")"
 	else
 		fail "jail-libs.sh could not build the chroot: $(cat "$TMP/jl.err")"
+	fi
+	static=${MSIVM_STATIC:-$top/build-static/msivm}
+	if [ ! -x "$static" ]; then
+		echo "skip - the static msivm in a bare jail: no $static (make static builds it, ~2.5 minutes; docs/kata.md)"
+	elif ! file -L "$static" | grep -Eq 'static(-pie)? linked|statically linked' ||
+		readelf -lW "$static" | grep -q INTERP || readelf -dW "$static" | grep -q NEEDED; then
+		fail "$static is not statically linked (or asks for a loader or libraries): $(file -L "$static")"
+	else
+		jr=$TMP/jail-static
+		if jail_boot "$jr" "$static" && [ "$(find "$jr" -type f | wc -l)" = 2 ]; then
+			pass "make static: $(basename "$static") alone in a chroot (no library, no /proc, no /etc) serves the API (libmicrohttpd linked in) and boots the probe"
+		else
+			fail "the static msivm in a bare chroot (status $status, files: $(find "$jr" -type f | tr '\n' ' ')): $(cat "$TMP/jail.err")"
+		fi
+		# The static build reads /etc/passwd and /etc/group itself (no NSS: src/util/user_db.c):
+		# --user by name works where they are (the host), by number everywhere, and an unknown
+		# name is refused, not a crash (glibc's NSS loaded into a static binary crashed on it).
+		"$static" run --kernel "$PROBE" --user nobody --cmdline exit=7 >/dev/null 2>"$TMP/user.err"
+		[ $? = 7 ] && pass "the static msivm: --user nobody on the host (from /etc/passwd)" ||
+			fail "the static msivm: --user nobody on the host: $(cat "$TMP/user.err")"
+		"$static" run --kernel "$PROBE" --user no-such-user-xyz >/dev/null 2>"$TMP/user.err"
+		[ $? = 125 ] && grep -q "no user 'no-such-user-xyz'" "$TMP/user.err" &&
+			pass "the static msivm: --user with an unknown name is refused (125)" ||
+			fail "the static msivm: --user no-such-user-xyz should be refused: $(cat "$TMP/user.err")"
+		cp "$jr/firecracker" "$jr/msivm"
+		chroot "$jr" /msivm run --kernel /probe.elf --user 65534:65534 --cmdline exit=7 >/dev/null 2>"$TMP/user.err"
+		[ $? = 7 ] && pass "the static msivm in the bare jail: --user 65534:65534" ||
+			fail "the static msivm in the bare jail: --user 65534:65534: $(cat "$TMP/user.err")"
+		chroot "$jr" /msivm run --kernel /probe.elf --user nobody --cmdline exit=7 >/dev/null 2>"$TMP/user.err"
+		[ $? = 125 ] && grep -q "no user 'nobody'" "$TMP/user.err" &&
+			pass "the static msivm in the bare jail: --user by name is refused (no /etc/passwd there), as docs/kata.md says" ||
+			fail "the static msivm in the bare jail: --user nobody should be refused: $(cat "$TMP/user.err")"
 	fi
 fi
 
