@@ -35,7 +35,7 @@ body() { tail -c +65 "$1"; }
 # watched the 200th completion (snap_at.py), one round trip after it. With a client process
 # started only then (seconds in the nested rig) a 32 MiB workload (16385 requests) was needed for
 # the guest to be still at work, and the four modes took 150 s of this suite on an idle PVM host
-# (315 s at a load average of 8: the probe fills its 32 MiB buffer before the first request);
+# (315 s at a load average of 8: 45 s from the start to the 200th completion, per mode);
 # 4 MiB take 7 s per mode there.
 blkkb=4096 total=$((4096 / 2 + 1))
 for m in msix msix-shared msi intx; do
