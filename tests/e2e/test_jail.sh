@@ -110,10 +110,14 @@ expect "--rt with --user is refused" 125 '' 'cannot be combined with --user'
 
 # msivm's own failure while the guest runs has its own status (122), apart from a guest crash
 # (126) and from "could not run" (125). RLIMIT_NPROC applies to nobody (never to root): with 3,
-# the main, control and I/O threads fit and vCPU 0's thread cannot start.
+# the main, control and I/O threads fit and vCPU 0's thread cannot start. The limit counts every
+# process of the user on the host, so msivm runs as a numeric user no process and no account has
+# (as `nobody`, one other process of nobody's beside the suite made both checks fail).
+nproc_uid=61000
+while getent passwd "$nproc_uid" >/dev/null || pgrep -U "$nproc_uid" >/dev/null; do nproc_uid=$((nproc_uid + 1)); done
 if command -v prlimit >/dev/null; then
 	run_limited() { status=0; timeout "$E2E_TIMEOUT" prlimit --nproc="$1" "$MSIVM" run --kernel "$PROBE" \
-		--user nobody >"$TMP/out" 2>"$TMP/err" || status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err"); }
+		--user "$nproc_uid:$nproc_uid" >"$TMP/out" 2>"$TMP/err" || status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err"); }
 	run_limited 3
 	expect "a vCPU thread msivm cannot start: exit 122 (msivm failed), and stderr says so" 122 '' \
 		'msivm: cannot start vCPU 0: Resource temporarily unavailable'
