@@ -171,12 +171,12 @@ start_vmm() {
 	live_pid=$!
 	# hvc0's client, connected from the start (msivm waits for it before the guest boots): reads
 	# the console to $d/$p.hvc; in process c it logs in and types `systemctl poweroff` (its
-	# status in $d/c.chat-rc). The poweroff waits for the boot to finish and 5 s more, so that
-	# distro-check's own running-4 (the same wait) is printed first: on a slow nested rig the
-	# login came before the boot finished and the poweroff cut that check off (a CI dry run).
+	# status in $d/c.chat-rc). The poweroff waits for distro-check's /run/lc-checked, written
+	# once its running-4 is printed: waiting for the boot to finish and 5 s more was not enough on
+	# a slow nested rig (distro-check's own systemctl calls took longer, two dry runs lost the check).
 	if [ "$p" = c ]; then
 		{ $VSK chat "$hvc" "$BOOT_TMO" "login:" root "assword:" msivm ":~#" "echo lc-login-\$((6*7))" \
-			"lc-login-42" "systemctl is-system-running --wait >/dev/null; sleep 5; systemctl poweroff" \
+			"lc-login-42" "for i in \$(seq $BOOT_TMO); do [ -e /run/lc-checked ] && break; sleep 1; done; systemctl poweroff" \
 			>"$d/$p.hvc" 2>>"$d/host.log"; echo $? >"$d/c.chat-rc"; } &
 	else
 		$VSK chat "$hvc" "$BOOT_TMO" >"$d/$p.hvc" 2>>"$d/host.log" &
