@@ -260,9 +260,19 @@ void lab_html_esc(FILE *f, const char *s);
  * prolog and doctype left out). Returns false when there is no such chart. */
 bool lab_html_inline_svg(FILE *f, const char *path, const char *caption);
 
-/* A page's script that counts the inline charts drawn into <body data-charts="N/TOTAL">
- * (tests/e2e/check_report_html.sh reads it). */
-extern const char *const lab_html_check;
+/* A report page being written: OUT/report.html.tmp, renamed over OUT/report.html at the end. */
+struct lab_html_page {
+	FILE *f;
+	char path[4096], tmp[4200];
+};
+
+/* Opens OUT_DIR/report.html.tmp for writing into page->f. Returns 0 or -errno with a message. */
+int lab_html_begin(struct lab_html_page *page, const char *out_dir, struct error *err);
+
+/* Ends the page: the script that counts the inline charts drawn into <body
+ * data-charts="N/TOTAL"> (tests/e2e/check_report_html.sh reads it), the closing tags; closes it
+ * and renames it over report.html. On failure the temporary file is removed. Returns 0 or -EIO. */
+int lab_html_end(struct lab_html_page *page, struct error *err);
 
 /* Writes OUT/report.html (through a temporary file): the run's header, `headline` (the text
  * headline tables) and, per experiment and figure, a table of every configuration (median,

@@ -239,21 +239,43 @@ static const char *const style =
 
 /* On load, each inline chart is checked for drawn content; the count lands in <body
  * data-charts="RENDERED/TOTAL"> (the tests read it from a headless browser). */
-const char *const lab_html_check =
+static const char chart_check[] =
 	"<script>window.addEventListener('load',function(){var s=document.querySelectorAll("
 	"'figure.chart svg'),n=0;for(var i=0;i<s.length;i++){var b=s[i].getBBox();"
 	"if(b.width>0&&b.height>0&&s[i].querySelectorAll('path,rect,text').length>3)n++;}"
 	"document.body.setAttribute('data-charts',n+'/'+s.length);});</script>\n";
 
+int lab_html_begin(struct lab_html_page *page, const char *out_dir, struct error *err)
+{
+	snprintf(page->path, sizeof(page->path), "%s/report.html", out_dir);
+	snprintf(page->tmp, sizeof(page->tmp), "%s.tmp", page->path);
+	page->f = fopen(page->tmp, "we");
+	if (!page->f)
+		return error_set(err, -errno, "cannot write %s: %s", page->tmp, strerror(errno));
+	return 0;
+}
+
+int lab_html_end(struct lab_html_page *page, struct error *err)
+{
+	fputs(chart_check, page->f);
+	fputs("</body></html>\n", page->f);
+	int bad = fclose(page->f);
+	page->f = NULL;
+	if (bad || rename(page->tmp, page->path)) {
+		unlink(page->tmp);
+		return error_set(err, -EIO, "cannot write %s", page->path);
+	}
+	return 0;
+}
+
 int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_MAX_MODES],
 		   const char *headline, bool charts_drawn, struct error *err)
 {
-	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/report.html", o->out_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return error_set(err, -errno, "cannot write %s: %s", tmp, strerror(errno));
+	struct lab_html_page page;
+	int rc = lab_html_begin(&page, o->out_dir, err);
+	if (rc)
+		return rc;
+	FILE *f = page.f;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		   "<title>msivm lab report %s</title><style>%s</style></head>\n<body>\n"
 		   "<h1>msivm lab report</h1>\n<p>msivm lab %s, %s:", o->date, style, MSIVM_VERSION,
@@ -319,11 +341,5 @@ int lab_html_write(const struct lab_options *o, struct lab_cell (*cells)[2][LAB_
 	}
 	fprintf(f, "<p>%u charts; every raw run: report.json, the same tables as text: report.txt.</p>\n",
 		charts);
-	fputs(lab_html_check, f);
-	fputs("</body></html>\n", f);
-	if (fclose(f) || rename(tmp, path)) {
-		unlink(tmp);
-		return error_set(err, -EIO, "cannot write %s", path);
-	}
-	return 0;
+	return lab_html_end(&page, err);
 }

@@ -15,12 +15,12 @@ static const char style[] =
 int lr_write_html(const struct ll_options *o, const char *text, const char *const *charts,
 		  unsigned ncharts, struct error *err)
 {
-	char path[4096], tmp[4200], svg[4400];
-	snprintf(path, sizeof(path), "%s/report.html", o->out_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return error_set(err, -errno, "cannot write %s: %s", tmp, strerror(errno));
+	char svg[4400];
+	struct lab_html_page page;
+	int rc = lab_html_begin(&page, o->out_dir, err);
+	if (rc)
+		return rc;
+	FILE *f = page.f;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		   "<title>msivm lab --guest linux %s</title><style>%s</style></head>\n<body>\n"
 		   "<h1>msivm lab --guest linux</h1>\n", o->date, style);
@@ -40,11 +40,5 @@ int lr_write_html(const struct ll_options *o, const char *text, const char *cons
 	fputs("<h2>Tables (report.txt)</h2>\n<pre>", f);
 	lab_html_esc(f, text);
 	fputs("</pre>\n<p>Every raw run, console and standard error: report.json.</p>\n", f);
-	fputs(lab_html_check, f);
-	fputs("</body></html>\n", f);
-	if (fclose(f) || rename(tmp, path)) {
-		unlink(tmp);
-		return error_set(err, -EIO, "cannot write %s", path);
-	}
-	return 0;
+	return lab_html_end(&page, err);
 }
