@@ -151,6 +151,10 @@ static void vfio_print(const void *dev, FILE *out)
 		d->relay.on ? " (MSI-X relayed by msivm: relay=on)" : "", s->bar_reads,
 		s->bar_writes, s->msix_accesses, s->slots_set, s->device_errors,
 		d->broken ? "; the device stopped answering" : "");
+	if (s->cfg_reads || s->cfg_writes)
+		fprintf(out, "    config registers of the device's own (%u bytes): %" PRIu64
+			" reads, %" PRIu64 " writes\n", d->cfg_passthrough_bytes, s->cfg_reads,
+			s->cfg_writes);
 	for (uint16_t i = 0; d->has_msix && i < d->msix.nvec; i++) {
 		const struct msix_vec_stats *vs = &d->msix.stats[i];
 		if (vs->irqfd || vs->pended || vs->replayed)
@@ -185,6 +189,9 @@ static void vfio_json(const void *dev, json_t *dj)
 	json_object_set_new(dj, "bar_writes", json_integer((json_int_t)s->bar_writes));
 	json_object_set_new(dj, "msix_accesses", json_integer((json_int_t)s->msix_accesses));
 	json_object_set_new(dj, "slots_set", json_integer((json_int_t)s->slots_set));
+	json_object_set_new(dj, "config_passthrough_bytes", json_integer(d->cfg_passthrough_bytes));
+	json_object_set_new(dj, "config_reads", json_integer((json_int_t)s->cfg_reads));
+	json_object_set_new(dj, "config_writes", json_integer((json_int_t)s->cfg_writes));
 	json_object_set_new(dj, "device_errors", json_integer((json_int_t)s->device_errors));
 	json_object_set_new(dj, "broken", json_boolean(d->broken));
 }

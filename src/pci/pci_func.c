@@ -221,6 +221,37 @@ void pci_func_cfg_store(struct pci_func *f, uint32_t off, uint32_t len, uint32_t
 	pthread_mutex_unlock(&f->lock);
 }
 
+void pci_func_set_passthrough(struct pci_func *f, uint32_t off, uint32_t len, bool on)
+{
+	for (uint32_t o = off; o < off + len && o < PCI_CFG_SIZE; o++) {
+		if (on)
+			f->passthrough[o / 8] |= (uint8_t)(1u << (o % 8));
+		else
+			f->passthrough[o / 8] &= (uint8_t)~(1u << (o % 8));
+	}
+}
+
+/* Moves the access's passthrough bytes between buf and the device, run by run (lock held).
+ * A failed read leaves all-ones in its run. */
+static void passthrough_runs(struct pci_func *f, bool write, uint32_t offset, uint32_t len,
+			     uint8_t *buf)
+{
+	if (!f->ops || !f->ops->config_passthrough)
+		return;
+	for (uint32_t i = 0; i < len;) {
+		if (!pci_func_is_passthrough(f, offset + i)) {
+			i++;
+			continue;
+		}
+		uint32_t n = 1;
+		while (i + n < len && pci_func_is_passthrough(f, offset + i + n))
+			n++;
+		if (f->ops->config_passthrough(f->opaque, write, offset + i, n, buf + i) && !write)
+			memset(buf + i, 0xff, n);
+		i += n;
+	}
+}
+
 uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)
 {
 	if (!access_ok(offset, len)) {
@@ -230,7 +261,15 @@ uint32_t pci_func_cfg_read(struct pci_func *f, uint32_t offset, uint32_t len)
 	}
 	if (trapped(f, offset, len))
 		f->ops->config_trap(f->opaque, false);
-	return pci_func_cfg_load(f, offset, len);
+	uint8_t buf[4];
+	uint32_t v = 0;
+	pthread_mutex_lock(&f->lock);
+	memcpy(buf, &f->cfg[offset], len);
+	passthrough_runs(f, false, offset, len, buf);
+	pthread_mutex_unlock(&f->lock);
+	for (uint32_t i = 0; i < len; i++)
+		v |= (uint32_t)buf[i] << (8 * i);
+	return v;
 }
 
 void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint32_t value)
@@ -240,13 +279,17 @@ void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint3
 				f->name, len, offset);
 		return;
 	}
+	uint8_t buf[4];
 	pthread_mutex_lock(&f->lock);
 	for (uint32_t i = 0; i < len; i++) {
-		uint8_t v = (uint8_t)(value >> (8 * i));
+		uint8_t v = buf[i] = (uint8_t)(value >> (8 * i));
 		uint32_t o = offset + i;
+		if (pci_func_is_passthrough(f, o))
+			continue;
 		f->cfg[o] = (uint8_t)((f->cfg[o] & ~f->wmask[o]) | (v & f->wmask[o]));
 		f->cfg[o] &= (uint8_t)~(v & f->w1cmask[o]);
 	}
+	passthrough_runs(f, true, offset, len, buf);
 	bool touches_bars = offset < PCI_BAR0 + 4 * PCI_NUM_BARS && offset + len > PCI_BAR0;
 	bool touches_cmd = offset < PCI_COMMAND + 2 && offset + len > PCI_COMMAND;
 	if (touches_bars || touches_cmd)

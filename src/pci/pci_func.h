@@ -69,6 +69,12 @@ struct pci_func_ops {
 	 * false), with the function's lock held: lets the owner move what KVM
 	 * must know by address, such as ioeventfds. */
 	void (*bar_moved)(void *opaque, unsigned idx, bool mapped, uint64_t addr);
+	/* Called with the function's lock held for the config bytes marked with
+	 * pci_func_set_passthrough (a passed-through device's own registers): a guest read of
+	 * [off, off+len) fills buf from the device, a guest write sends buf to it. A read that
+	 * fails returns -errno and the guest reads all-ones there. */
+	int (*config_passthrough)(void *opaque, bool write, uint32_t off, uint32_t len,
+				  uint8_t *buf);
 };
 
 struct pci_func {
@@ -81,6 +87,7 @@ struct pci_func {
 	uint8_t cap_end;                /* next free config offset for a capability */
 	uint8_t last_cap;               /* offset of the last capability, 0 if none */
 	uint8_t trap_off, trap_len;     /* config bytes whose accesses call ops->config_trap */
+	uint8_t passthrough[PCI_CFG_SIZE / 8]; /* bit per byte: the device's own (config_passthrough) */
 	struct pci_bar bars[PCI_NUM_BARS];
 	struct bus *mmio;
 	struct bus *pio;                /* I/O BARs' bus (pci_func_add_io_bar), NULL without one */
@@ -122,6 +129,17 @@ uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx);
  * Returns its config offset, or -ENOSPC. `wmask` (len bytes, may be NULL for
  * read-only) gives the guest-writable bits of the capability body. */
 int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint8_t *wmask);
+
+/* Marks config bytes [off, off+len) as the device's own (on) or msivm's (off): guest accesses
+ * to them go to ops->config_passthrough, not to f->cfg, whose bytes there stay as they were.
+ * Bytes past the 256-byte space are ignored. Call before the guest runs. */
+void pci_func_set_passthrough(struct pci_func *f, uint32_t off, uint32_t len, bool on);
+
+/* Whether config byte `off` is the device's own (pci_func_set_passthrough). */
+static inline bool pci_func_is_passthrough(const struct pci_func *f, uint32_t off)
+{
+	return off < PCI_CFG_SIZE && (f->passthrough[off / 8] >> (off % 8)) & 1;
+}
 
 /* Guest config accesses: `offset` must be aligned to `len` (1, 2 or 4) and
  * inside the 256-byte space; other accesses read all-ones / are dropped

@@ -7,7 +7,6 @@
 
 #define CAP_ID_MSI  0x05
 #define CAP_ID_MSIX 0x11
-#define MAX_CAPS    48      /* a capability list longer than this loops */
 /* Command bits the guest's writes reach the device with (I/O BARs are not offered). */
 #define CMD_FORWARDED (PCI_CMD_MEMORY | PCI_CMD_MASTER | PCI_CMD_INTX_DISABLE)
 
@@ -17,19 +16,11 @@ static uint32_t get32(const uint8_t *c, unsigned off)
 	return (uint32_t)get16(c, off) | (uint32_t)get16(c, off + 2) << 16;
 }
 
-/* The offset of capability `id` in a device's config space, 0 if absent; a list that loops,
- * points into the header or runs past the space ends the walk. */
-static uint8_t find_cap(const uint8_t *cfg, uint8_t id)
+/* The offset of capability `id` of the device, 0 if absent. */
+static uint8_t find_cap(const struct vfio_dev *d, uint8_t id)
 {
-	if (!(get16(cfg, PCI_STATUS) & PCI_STATUS_CAPS))
-		return 0;
-	uint8_t off = cfg[PCI_CAP_PTR] & 0xfc;
-	for (int n = 0; n < MAX_CAPS && off >= 0x40; n++) {
-		if (cfg[off] == id)
-			return off;
-		off = cfg[off + 1] & 0xfc;
-	}
-	return 0;
+	const struct vfio_cap *c = vfio_cfg_find(&d->caps, id);
+	return c ? c->off : 0;
 }
 
 /* MSI-X of the device, if it has one whose table and PBA lie inside memory BARs msivm
@@ -37,7 +28,7 @@ static uint8_t find_cap(const uint8_t *cfg, uint8_t id)
 static bool msix_layout_of(struct vfio_dev *d, const uint8_t *cfg, struct msix_layout *l,
 			   uint16_t *nvec)
 {
-	uint8_t cap = find_cap(cfg, CAP_ID_MSIX);
+	uint8_t cap = find_cap(d, CAP_ID_MSIX);
 	if (!cap || cap > PCI_CFG_SIZE - MSIX_CAP_LEN)
 		return false;
 	uint16_t n = (uint16_t)((get16(cfg, cap + 2) & 0x7ff) + 1);
@@ -130,6 +121,7 @@ static void config_written(void *opaque, uint32_t off, uint32_t len)
 static const struct pci_func_ops vfio_func_ops = {
 	.config_written = config_written,
 	.bar_moved = vfio_bar_moved,
+	.config_passthrough = vfio_cfg_passthrough,
 };
 
 /* Adds the interrupt capabilities the mode allows and the device has. */
@@ -140,20 +132,24 @@ static int add_irq_caps(struct vfio_dev *d, const uint8_t *cfg, const struct vfi
 	bool want_msix = d->mode == IRQ_MODE_MSIX || d->mode == IRQ_MODE_MSIX_SHARED;
 	d->dev_has_msix = msix_layout_of(d, cfg, &d->dev_msix, &nvec);
 	if (want_msix && desc->irq_count[VFIO_DEV_IRQ_MSIX] && d->dev_has_msix) {
+		vfio_cfg_place(d, vfio_cfg_find(&d->caps, CAP_ID_MSIX), MSIX_CAP_LEN);
 		int ret = msix_init_layout(&d->msix, &d->func, routes, nvec, &d->dev_msix);
 		if (ret)
 			return error_set(err, ret, "%s: MSI-X: %s", d->name, strerror(-ret));
+		vfio_cfg_own(d, d->msix.cap, MSIX_CAP_LEN);
 		d->has_msix = true;
 		d->msix.commit_at_once = true;
 	}
-	uint8_t mcap = find_cap(cfg, CAP_ID_MSI);
+	uint8_t mcap = find_cap(d, CAP_ID_MSI);
 	if (d->mode != IRQ_MODE_INTX && mcap && desc->irq_count[VFIO_DEV_IRQ_MSI]) {
 		uint32_t n = 1u << ((get16(cfg, mcap + 2) >> 1) & 7);
 		if (n > desc->irq_count[VFIO_DEV_IRQ_MSI])
 			n = desc->irq_count[VFIO_DEV_IRQ_MSI];
+		vfio_cfg_place(d, vfio_cfg_find(&d->caps, CAP_ID_MSI), MSI_CAP_LEN);
 		int ret = msi_init(&d->msi, &d->func, routes, n > MSI_MAX_VECTORS ? MSI_MAX_VECTORS : n);
 		if (ret)
 			return error_set(err, ret, "%s: MSI: %s", d->name, strerror(-ret));
+		vfio_cfg_own(d, d->msi.cap, MSI_CAP_LEN);
 		d->has_msi = true;
 		d->msi.commit_at_once = true;
 	}
@@ -193,9 +189,12 @@ int vfio_dev_init(struct vfio_dev *d, const char *name, const struct vfio_dev_op
 		return error_set(err, ret, "%s: cannot create the PCI function", name);
 	d->func_ready = true;
 	d->func.cfg[PCI_REVISION] = cfg[PCI_REVISION];
+	vfio_cfg_scan(cfg, &d->caps);
 	if ((ret = declare_bars(d, cfg, desc, err)) || (ret = add_irq_caps(d, cfg, desc, routes, err)) ||
 	    (ret = vfio_bar_setup(d, desc, err)))
 		return ret;
+	if ((ret = vfio_cfg_passthrough_setup(d, &d->caps)))
+		return error_set(err, ret, "%s: no room for its vendor capabilities", name);
 	d->func.ops = &vfio_func_ops;
 	d->func.opaque = d;
 	/* A known state before the guest sees it: reset, then decode and bus master off. */

@@ -96,6 +96,17 @@ struct vfio_relay {
 	} vecs[MSIX_MAX_VECTORS];
 };
 
+/* The device's own capability list, as found (vfio_cfg.c). */
+#define VFIO_MAX_CAPS 48            /* a longer list loops */
+struct vfio_cap {
+	uint8_t id, off;
+	uint16_t len;                   /* to its size, never past the next capability */
+};
+struct vfio_cap_map {
+	unsigned n;
+	struct vfio_cap caps[VFIO_MAX_CAPS];
+};
+
 /* The interrupt kind VFIO currently has enabled. */
 enum vfio_irq_kind { VFIO_IRQ_NONE, VFIO_IRQ_INTX, VFIO_IRQ_MSI, VFIO_IRQ_MSIX };
 
@@ -107,6 +118,7 @@ struct vfio_dev_stats {
 	uint64_t device_errors;             /* failed device accesses or ioctls */
 	uint64_t slots_set, slots_removed;  /* KVM slots for BAR areas */
 	uint64_t refused;                   /* guest values refused (logged) */
+	uint64_t cfg_reads, cfg_writes;     /* config accesses passed through to the device */
 };
 
 struct vfio_dev {
@@ -124,6 +136,9 @@ struct vfio_dev {
 	struct msix_layout dev_msix;        /* ... where its table and PBA are: never forwarded */
 	uint16_t dev_msix_nvec;             /* ... its table size */
 	struct pci_intx intx;
+	struct vfio_cap_map caps;           /* the device's capabilities */
+	bool cfg_owned[PCI_CFG_SIZE];       /* config bytes of msivm's own capabilities */
+	unsigned cfg_passthrough_bytes;     /* config bytes that are the device's own */
 	enum vfio_irq_kind active;
 	uint32_t msi_count;                 /* MSI messages VFIO has while active is MSI */
 	bool broken;                        /* the device stopped answering: reads all-ones */
@@ -150,6 +165,35 @@ int vfio_dev_attach_intx(struct vfio_dev *d, int vm_fd, uint32_t gsi);
 /* Leaves the device quiet: interrupts off in VFIO, bus master and decode off, reset, KVM
  * slots removed, mappings released. Safe on a partial init and twice. */
 void vfio_dev_destroy(struct vfio_dev *d);
+
+/* vfio_cfg.c: the device's capability list from its config space `cfg` into m: each
+ * capability's ID, offset and length (its own size, cut at the next capability). A list that
+ * loops, points into the header or runs past the space ends there. */
+void vfio_cfg_scan(const uint8_t *cfg, struct vfio_cap_map *m);
+
+/* vfio_cfg.c: the first capability `id` of m, or NULL. */
+const struct vfio_cap *vfio_cfg_find(const struct vfio_cap_map *m, uint8_t id);
+
+/* vfio_cfg.c: before msivm adds its own capability of `len` bytes standing for dev_cap (may be
+ * NULL): puts it at the device's own offset (as QEMU does, so the device's other registers keep
+ * their places) unless that runs past the space or over a capability msivm already placed; then
+ * pci_func appends it where it would anyway. */
+void vfio_cfg_place(struct vfio_dev *d, const struct vfio_cap *dev_cap, unsigned len);
+
+/* vfio_cfg.c: config bytes [off, off+len) are msivm's (a capability it added; off < 0: none). */
+void vfio_cfg_own(struct vfio_dev *d, int off, unsigned len);
+
+/* vfio_cfg.c: after msivm's capabilities are in: the device's vendor-specific capabilities are
+ * linked into the guest's list (ID and link msivm's, body the device's), every byte from 0x40
+ * that is neither msivm's nor inside another of the device's capabilities (hidden: they read 0)
+ * is passed through to the device, as vfio-pci and QEMU do (devices keep registers in those
+ * gaps). Returns 0 or -ENOSPC. */
+int vfio_cfg_passthrough_setup(struct vfio_dev *d, const struct vfio_cap_map *m);
+
+/* vfio_cfg.c: the function's config_passthrough hook: a guest read or write of the device's own
+ * config bytes done on the device (a failure logged and counted; a broken device reads
+ * all-ones, takes no writes). */
+int vfio_cfg_passthrough(void *opaque, bool write, uint32_t off, uint32_t len, uint8_t *buf);
 
 /* vfio_irq.c: brings VFIO's enabled interrupt kind in line with the guest's view (MSI-X
  * enabled > MSI enabled > INTx). Function lock held. */

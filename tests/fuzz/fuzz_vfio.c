@@ -50,9 +50,13 @@ static int f_write(void *ctx, unsigned r, uint64_t off, const void *buf, uint32_
 	struct fdev *f = ctx;
 	uint8_t *p = region(f, r, off, len);
 	FZ_CHECK(p != NULL);
-	/* Config space: only the command register's forwarded bits are ever written. */
+	/* Config space: the command register's forwarded bits, or the device's own registers past
+	 * the header (between its capabilities), never its MSI-X (0x50, 12 bytes) or MSI (0x60, 10
+	 * bytes: 32-bit, no mask) capability: those are msivm's to emulate. */
 	if (r == VFIO_DEV_CONFIG_REGION)
-		FZ_CHECK(off == PCI_COMMAND && len == 2);
+		FZ_CHECK((off == PCI_COMMAND && len == 2) ||
+			 (off >= 0x40 && (off + len <= 0x50 || off >= 0x5c) &&
+			  (off + len <= 0x60 || off >= 0x6a)));
 	/* The MSI-X table and PBA are never the device's to see. */
 	if (r == 0 && f->guard)
 		FZ_CHECK((off + len <= f->table_lo || off >= f->table_hi) &&

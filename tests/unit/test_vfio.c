@@ -22,6 +22,8 @@
 #define CAP_MSIX   0x50
 #define CAP_MSI    0x60
 #define CAP_PCIE   0x70
+#define CAP_VNDR   0xb0
+#define GAP_REG    0x48    /* a device register between its capabilities */
 
 /* ---- the fake device: an NVMe-like function behind fake VFIO ops ---- */
 
@@ -161,7 +163,15 @@ static void fake_dev_init(struct fake_dev *fd, uint16_t msix_nvec)
 	c[CAP_MSI + 1] = CAP_PCIE;
 	put16(c, CAP_MSI + 2, 2 << 1); /* MMC: 4 messages */
 	c[CAP_PCIE] = 0x10;
-	c[CAP_PCIE + 1] = 0;
+	c[CAP_PCIE + 1] = CAP_VNDR;
+	put16(c, CAP_PCIE + 2, 2);                /* version 2: 0x3c bytes, to 0xab */
+	put32(c, CAP_PCIE + 0x0c, 0x11223344u);   /* its link capabilities */
+	c[CAP_VNDR] = 0x09;
+	c[CAP_VNDR + 1] = 0;
+	c[CAP_VNDR + 2] = 8;                      /* its length */
+	put32(c, CAP_VNDR + 4, 0x5a5a0001u);
+	put32(c, GAP_REG, 0xcafe1234u);
+	put32(c, 0xe0, 0x0badf00du);
 }
 
 static struct vfio_dev_desc fake_desc(void)
@@ -182,13 +192,16 @@ struct fx {
 	bool inited;
 };
 
-static struct fx *fx_new(uint16_t nvec, enum irq_mode mode)
+/* A device built by fake_dev_init, then changed by `tweak` (may be NULL), behind vfio_dev. */
+static struct fx *fx_new_with(uint16_t nvec, enum irq_mode mode, void (*tweak)(struct fake_dev *))
 {
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
 	x->vm = fake_vm_new();
 	assert_non_null(x->vm);
 	fake_dev_init(&x->fd, nvec);
+	if (tweak)
+		tweak(&x->fd);
 	struct vfio_dev_desc desc = fake_desc();
 	struct error err = { "" };
 	int ret = vfio_dev_init(&x->d, "vfio0", &fake_ops, &x->fd, &desc, mode, &x->vm->routes,
@@ -198,6 +211,8 @@ static struct fx *fx_new(uint16_t nvec, enum irq_mode mode)
 	x->inited = true;
 	return x;
 }
+
+static struct fx *fx_new(uint16_t nvec, enum irq_mode mode) { return fx_new_with(nvec, mode, NULL); }
 
 static void fx_free(struct fx *x)
 {
@@ -257,14 +272,16 @@ static void test_view_shows_device_ids_and_only_emulated_caps(void **state)
 	assert_int_equal(cfg_rd(x, PCI_REVISION, 4) >> 8, 0x010802);
 	assert_int_equal(cfg_rd(x, PCI_REVISION, 1), 2);
 	assert_int_equal(cfg_rd(x, 0x30, 4), 0); /* ROM BAR off */
-	/* The list holds MSI-X then MSI; PM and PCIe are hidden. */
+	/* The list holds MSI-X, MSI (msivm's) and the vendor capability (the device's); PM and
+	 * PCIe are hidden. */
 	uint8_t ids[8], n = 0;
 	for (uint8_t off = (uint8_t)cfg_rd(x, PCI_CAP_PTR, 1); off && n < 8;
 	     off = (uint8_t)cfg_rd(x, off + 1u, 1))
 		ids[n++] = (uint8_t)cfg_rd(x, off, 1);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_int_equal(ids[0], MSIX_CAP_ID);
 	assert_int_equal(ids[1], MSI_CAP_ID);
+	assert_int_equal(ids[2], 0x09);
 	uint8_t cap = view_cap(x, MSIX_CAP_ID);
 	assert_int_equal(cfg_rd(x, cap + 2u, 2), 7);                 /* 8 vectors */
 	assert_int_equal(cfg_rd(x, cap + 4u, 4), TABLE_OFF | 0);
@@ -277,6 +294,72 @@ static void test_view_shows_device_ids_and_only_emulated_caps(void **state)
 	cfg_wr(x, PCI_BAR0 + 4, 4, 0xffffffff);
 	assert_int_equal(cfg_rd(x, PCI_BAR0, 4), (uint32_t)~(BAR0_SIZE - 1) | PCI_BAR_MEM64);
 	assert_int_equal(cfg_rd(x, PCI_BAR0 + 4, 4), 0xffffffff);
+	fx_free(x);
+}
+
+static void test_device_registers_between_caps_reach_the_device(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
+	/* msivm's MSI-X and MSI sit where the device has its own. */
+	assert_int_equal(view_cap(x, MSIX_CAP_ID), CAP_MSIX);
+	assert_int_equal(view_cap(x, MSI_CAP_ID), CAP_MSI);
+	/* A register in a gap reads and writes the device's, at any width. */
+	assert_int_equal(cfg_rd(x, GAP_REG, 4), 0xcafe1234u);
+	assert_int_equal(cfg_rd(x, GAP_REG + 2, 2), 0xcafe);
+	assert_int_equal(cfg_rd(x, 0xe0, 4), 0x0badf00du);
+	cfg_wr(x, GAP_REG, 4, 0x12345678u);
+	assert_int_equal(x->fd.cfg[GAP_REG], 0x78);
+	assert_int_equal(x->fd.cfg[GAP_REG + 3], 0x12);
+	assert_int_equal(cfg_rd(x, GAP_REG, 4), 0x12345678u);
+	assert_true(x->d.stats.cfg_reads >= 4);
+	assert_int_equal(x->d.stats.cfg_writes, 1);
+	/* The vendor capability's body is the device's, read and written. */
+	assert_int_equal(view_cap(x, 0x09), CAP_VNDR);
+	assert_int_equal(cfg_rd(x, CAP_VNDR + 2, 1), 8);
+	assert_int_equal(cfg_rd(x, CAP_VNDR + 4, 4), 0x5a5a0001u);
+	cfg_wr(x, CAP_VNDR + 4, 2, 0x0002);
+	assert_int_equal(x->fd.cfg[CAP_VNDR + 4], 0x02);
+	/* Its link is msivm's: the device's own ID and link bytes are never written. */
+	cfg_wr(x, CAP_VNDR, 2, 0x4040);
+	assert_int_equal(x->fd.cfg[CAP_VNDR], 0x09);
+	assert_int_equal(cfg_rd(x, CAP_VNDR + 1, 1), 0);
+	/* Hidden capabilities read 0 and take nothing: PM, and PCIe past msivm's MSI. */
+	assert_int_equal(cfg_rd(x, CAP_PM, 4), 0);
+	cfg_wr(x, CAP_PM + 4, 4, 0x3);
+	assert_int_equal(x->fd.cfg[CAP_PM + 4], 0);
+	assert_int_equal(cfg_rd(x, CAP_PCIE + 0x0c, 4), 0);
+	assert_int_equal(x->fd.cfg[CAP_PCIE + 0x0c], 0x44);
+	/* A read the device fails reads all-ones there, logged and counted; the rest still works. */
+	x->fd.dead = true;
+	assert_int_equal(cfg_rd(x, GAP_REG, 4), 0xffffffffu);
+	assert_int_equal(x->d.stats.device_errors, 1);
+	assert_int_equal(cfg_rd(x, PCI_VENDOR_ID, 2), 0x1b36);
+	x->fd.dead = false;
+	fx_free(x);
+}
+
+/* The device's MSI at 0xf0: msivm's (24 bytes) would run past the space there. */
+static void msi_at_the_end(struct fake_dev *fd)
+{
+	fd->cfg[CAP_MSIX + 1] = 0xf0;
+	fd->cfg[0xf0] = 0x05;
+	fd->cfg[0xf1] = CAP_PCIE;
+	put16(fd->cfg, 0xf2, 2 << 1);
+}
+
+static void test_caps_that_do_not_fit_are_appended(void **state)
+{
+	/* msivm's MSI is appended after its MSI-X instead; the device's own MSI bytes stay hidden. */
+	struct fx *x = fx_new_with(8, IRQ_MODE_MSIX, msi_at_the_end);
+	struct vfio_dev *d = &x->d;
+	assert_int_equal(d->msix.cap, CAP_MSIX);
+	assert_int_equal(d->msi.cap, CAP_MSIX + MSIX_CAP_LEN);
+	for (unsigned o = d->msi.cap; o < d->msi.cap + (unsigned)MSI_CAP_LEN; o++)
+		assert_false(pci_func_is_passthrough(&d->func, o));
+	for (unsigned o = 0xf0; o < 0xfa; o++) /* the device's MSI: 10 bytes, hidden */
+		assert_false(pci_func_is_passthrough(&d->func, o));
+	assert_true(pci_func_is_passthrough(&d->func, 0xfa));
+	assert_int_equal(cfg_rd(x, 0xf0, 4), 0);
 	fx_free(x);
 }
 
@@ -615,12 +698,22 @@ static void test_config_writes_at_every_offset(void **state)
 	/* The device got the command bits the guest may give it, nothing else. */
 	uint16_t dev_cmd = (uint16_t)(x->fd.cfg[PCI_COMMAND] | x->fd.cfg[PCI_COMMAND + 1] << 8);
 	assert_int_equal(dev_cmd & ~(PCI_CMD_MEMORY | PCI_CMD_MASTER | PCI_CMD_INTX_DISABLE), 0);
-	/* Nothing else of the device's config space was written. */
-	uint8_t ref[PCI_CFG_SIZE];
+	/* Nothing else of the device's config space was written but its own registers between
+	 * capabilities and in its vendor capability's body (as vfio-pci and QEMU pass them). */
 	struct fake_dev ref_dev;
 	fake_dev_init(&ref_dev, 8);
-	memcpy(ref, ref_dev.cfg, sizeof(ref));
-	assert_memory_equal(x->fd.cfg + 8, ref + 8, PCI_CFG_SIZE - 8);
+	unsigned own = 0;
+	for (unsigned o = 8; o < PCI_CFG_SIZE; o++) {
+		if (pci_func_is_passthrough(&x->d.func, o)) {
+			own++;
+			continue;
+		}
+		if (x->fd.cfg[o] != ref_dev.cfg[o])
+			fail_msg("config byte 0x%x of the device written: 0x%x, was 0x%x", o,
+				 x->fd.cfg[o], ref_dev.cfg[o]);
+	}
+	assert_int_equal(own, x->d.cfg_passthrough_bytes);
+	assert_true(own > 0);
 	assert_int_equal(x->d.stats.device_errors, 0);
 	fx_free(x);
 }
@@ -696,6 +789,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_view_shows_device_ids_and_only_emulated_caps),
+		cmocka_unit_test(test_device_registers_between_caps_reach_the_device),
+		cmocka_unit_test(test_caps_that_do_not_fit_are_appended),
 		cmocka_unit_test(test_modes_limit_the_caps_offered),
 		cmocka_unit_test(test_bad_devices_are_refused),
 		cmocka_unit_test(test_bar_pages_follow_decode_and_moves),
