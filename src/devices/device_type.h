@@ -56,6 +56,7 @@ struct vm_device_spec {
 		char id[32];          /* id=: its name in logs and --stats ("" : vfioN) */
 		bool relay;           /* relay=on: msivm's I/O thread relays each MSI-X interrupt
 				       * (a lab/diagnostic mode, as QEMU's x-no-kvm-msix=on) */
+		bool rom;             /* rom=on: the device's expansion ROM offered at 0x30 */
 	} vfio;
 };
 

@@ -16,12 +16,13 @@
 #define VFIO_SLOT_BASE 32
 #define VFIO_SLOTS_PER_DEVICE (PCI_NUM_BARS * (VFIO_DEV_MAX_AREAS + 2))
 
-enum { K_PATH, K_ID, K_RELAY };
+enum { K_PATH, K_ID, K_RELAY, K_ROM };
 
 static const struct device_key vfio_keys[] = {
 	{ "path", DEVICE_KEY_STRING, K_PATH },
 	{ "id", DEVICE_KEY_STRING, K_ID },
 	{ "relay", DEVICE_KEY_FLAG, K_RELAY },
+	{ "rom", DEVICE_KEY_FLAG, K_ROM },
 	{ NULL, 0, 0 },
 };
 
@@ -38,6 +39,8 @@ static int vfio_set(struct device_opts *o, const struct device_key *k, const cha
 	struct vfio_opts *v = &o->spec->vfio;
 	if (k->id == K_RELAY)
 		return device_opt_flag(o, k, val, &v->relay, e);
+	if (k->id == K_ROM)
+		return device_opt_flag(o, k, val, &v->rom, e);
 	char *dst = k->id == K_PATH ? v->path : v->id;
 	size_t max = k->id == K_PATH ? sizeof(v->path) : sizeof(v->id);
 	if (strlen(val) >= max || !val[0])
@@ -75,6 +78,8 @@ static const char *vfio_spec_print(const struct vm_device_spec *d, json_t *o)
 		return "id";
 	if (json_object_set_new(o, "relay", json_boolean(d->vfio.relay)))
 		return "relay";
+	if (json_object_set_new(o, "rom", json_boolean(d->vfio.rom)))
+		return "rom";
 	return NULL;
 }
 
@@ -112,13 +117,17 @@ static void *vfio_create(const struct device_env *env, const struct vm_device_sp
 		vfio_free(v);
 		return NULL;
 	}
+	if (spec->vfio.rom && vfio_rom_setup(&v->dev, desc.rom_size, err)) {
+		vfio_free(v);
+		return NULL;
+	}
 	if (spec->vfio.relay && vfio_relay_start(&v->dev, env->loop, err)) {
 		vfio_free(v);
 		return NULL;
 	}
-	log_info("%s: %s passed through (IOMMU group %d), irq=%s%s%s%s", name, v->host.bdf,
+	log_info("%s: %s passed through (IOMMU group %d), irq=%s%s%s%s%s", name, v->host.bdf,
 		 v->host.group_id, irq_mode_name(spec->irq.mode), v->dev.has_msix ? ", MSI-X" : "",
-		 v->dev.has_msi ? ", MSI" : "",
+		 v->dev.has_msi ? ", MSI" : "", v->dev.func.rom.size ? ", expansion ROM" : "",
 		 spec->vfio.relay ? "; MSI-X relayed by msivm's I/O thread (relay=on, a lab mode)" : "");
 	*pci = NULL;
 	return v;
@@ -155,6 +164,9 @@ static void vfio_print(const void *dev, FILE *out)
 		fprintf(out, "    config registers of the device's own (%u bytes): %" PRIu64
 			" reads, %" PRIu64 " writes\n", d->cfg_passthrough_bytes, s->cfg_reads,
 			s->cfg_writes);
+	if (d->rom_len)
+		fprintf(out, "    expansion ROM (%u bytes): guest reads %" PRIu64 ", writes dropped %"
+			PRIu64 "\n", d->rom_len, d->func.rom.reads, d->func.rom.writes_dropped);
 	for (uint16_t i = 0; d->has_msix && i < d->msix.nvec; i++) {
 		const struct msix_vec_stats *vs = &d->msix.stats[i];
 		if (vs->irqfd || vs->pended || vs->replayed)
@@ -194,6 +206,10 @@ static void vfio_json(const void *dev, json_t *dj)
 	json_object_set_new(dj, "config_writes", json_integer((json_int_t)s->cfg_writes));
 	json_object_set_new(dj, "device_errors", json_integer((json_int_t)s->device_errors));
 	json_object_set_new(dj, "broken", json_boolean(d->broken));
+	json_object_set_new(dj, "rom_size", json_integer((json_int_t)d->rom_len));
+	json_object_set_new(dj, "rom_reads", json_integer((json_int_t)d->func.rom.reads));
+	json_object_set_new(dj, "rom_writes_dropped",
+			    json_integer((json_int_t)d->func.rom.writes_dropped));
 }
 
 const struct device_type vfio_device_type = {
@@ -202,7 +218,8 @@ const struct device_type vfio_device_type = {
 		 "                     devices/DDDD:BB:DD.F (bound to vfio-pci, alone in its\n"
 		 "                     IOMMU group), id=NAME, irq=msix|msi|intx (the most the\n"
 		 "                     guest is offered; default msix), relay=on (lab/diagnostic:\n"
-		 "                     msivm's I/O thread relays each MSI-X interrupt, not irqfd)\n",
+		 "                     msivm's I/O thread relays each MSI-X interrupt, not irqfd),\n"
+		 "                     rom=on (offer the device's expansion ROM at 0x30, read-only)\n",
 	.keys = vfio_keys,
 	.spec_set = vfio_set,
 	.spec_check = vfio_check,

@@ -1,8 +1,9 @@
-/* PCI function: config space semantics (RO/RW/W1C), capability list, BAR sizing and decode-gated mapping. */
+/* PCI function: config space semantics (RO/RW/W1C), capability list, BAR and expansion ROM sizing and decode-gated mapping. */
 #include "pci/pci_func.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #define PCI_CAP_LIST_ID   0
@@ -48,6 +49,9 @@ void pci_func_destroy(struct pci_func *f)
 		if (f->bars[i].mapped)
 			bus_unregister(f->bars[i].io ? f->pio : f->mmio, f->bars[i].mapped_at,
 				       f->bars[i].opaque);
+	if (f->rom.mapped)
+		bus_unregister(f->mmio, f->rom.mapped_at, &f->rom);
+	f->rom.mapped = false;
 	pthread_mutex_destroy(&f->lock);
 }
 
@@ -89,6 +93,51 @@ int pci_func_add_io_bar(struct pci_func *f, unsigned idx, uint32_t size, struct 
 	return 0;
 }
 
+/* The ROM's bus handlers: opaque is &f->rom, the function found from it. */
+static struct pci_func *rom_func(void *opaque)
+{
+	return (struct pci_func *)((char *)opaque - offsetof(struct pci_func, rom));
+}
+
+static void rom_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	struct pci_rom *r = opaque;
+	__atomic_fetch_add(&r->reads, 1, __ATOMIC_RELAXED);
+	r->read(r->opaque, off, data, len);
+}
+
+static void rom_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	struct pci_rom *r = opaque;
+	struct pci_func *f = rom_func(opaque);
+	(void)data;
+	__atomic_fetch_add(&r->writes_dropped, 1, __ATOMIC_RELAXED);
+	log_ratelimited(&f->rl, LOG_WARN, "%s: guest write of %u bytes into the expansion ROM at "
+			"offset 0x%" PRIx64 ": dropped (the ROM is read-only)", f->name, len, off);
+}
+
+static const struct bus_ops rom_ops = { .read = rom_read, .write = rom_write };
+
+int pci_func_add_rom(struct pci_func *f, uint32_t size, pci_rom_read_fn read, void *opaque,
+		     const char *name)
+{
+	if (size < PCI_ROM_MIN_SIZE || size > PCI_ROM_MAX_SIZE || (size & (size - 1)) || !read ||
+	    f->rom.size)
+		return -EINVAL;
+	f->rom = (struct pci_rom){ .size = size, .read = read, .opaque = opaque, .name = name };
+	pci_cfg_set32(f, PCI_ROM_ADDRESS, 0);
+	uint32_t mask = (~(size - 1) & PCI_ROM_ADDR_MASK) | PCI_ROM_ENABLE;
+	memcpy(&f->wmask[PCI_ROM_ADDRESS], &mask, 4);
+	return 0;
+}
+
+void pci_func_set_rom_addr(struct pci_func *f, uint64_t addr)
+{
+	if (f->rom.size)
+		pci_cfg_set32(f, PCI_ROM_ADDRESS, (uint32_t)addr & ~(f->rom.size - 1) &
+			      PCI_ROM_ADDR_MASK);
+}
+
 uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx)
 {
 	uint32_t off = PCI_BAR0 + idx * 4;
@@ -119,6 +168,40 @@ static bool bar_inside(const struct pci_func *f, const struct pci_bar *b, uint64
 	if (b->io)
 		return addr != 0 && addr < PCI_IO_SPACE_END && b->size <= PCI_IO_SPACE_END - addr;
 	return addr >= f->window.start && addr <= f->window.end && b->size <= f->window.end - addr;
+}
+
+/* Maps or unmaps the expansion ROM to match memory decode, its enable bit and its address
+ * (lock held), with the memory BARs' placement checks. */
+static void update_rom(struct pci_func *f)
+{
+	struct pci_rom *r = &f->rom;
+	if (!r->size)
+		return;
+	uint32_t reg = pci_cfg_get32(f, PCI_ROM_ADDRESS);
+	uint64_t addr = reg & PCI_ROM_ADDR_MASK;
+	bool on = (pci_cfg_get16(f, PCI_COMMAND) & PCI_CMD_MEMORY) && (reg & PCI_ROM_ENABLE);
+	if (r->mapped && (!on || addr != r->mapped_at)) {
+		bus_unregister(f->mmio, r->mapped_at, r);
+		r->mapped = false;
+	}
+	if (!on || r->mapped)
+		return;
+	struct pci_bar as_bar = { .size = r->size };
+	int ret = bar_inside(f, &as_bar, addr) ? bus_register(f->mmio, addr, r->size, &rom_ops, r,
+							      r->name)
+					       : -ERANGE;
+	if (ret == 0) {
+		r->mapped = true;
+		r->mapped_at = addr;
+		return;
+	}
+	f->refused_maps++;
+	if (addr != (~(r->size - 1) & PCI_ROM_ADDR_MASK)) /* not the sizing value */
+		log_ratelimited(&f->rl, LOG_WARN,
+				"%s: expansion ROM at 0x%" PRIx64 " (size 0x%x) not mapped: %s",
+				f->name, addr, r->size,
+				ret != -ERANGE ? "overlaps another device or region"
+					       : "outside the PCI MMIO window");
 }
 
 /* The address a BAR reads back while the guest sizes it (all ones written). */
@@ -169,6 +252,7 @@ static void update_bars(struct pci_func *f)
 					: b->io ? "outside the I/O port space (1..0xffff)"
 						: "outside the PCI MMIO window");
 	}
+	update_rom(f);
 }
 
 int pci_func_add_cap(struct pci_func *f, uint8_t cap_id, uint8_t len, const uint8_t *wmask)
@@ -292,7 +376,8 @@ void pci_func_cfg_write(struct pci_func *f, uint32_t offset, uint32_t len, uint3
 	passthrough_runs(f, true, offset, len, buf);
 	bool touches_bars = offset < PCI_BAR0 + 4 * PCI_NUM_BARS && offset + len > PCI_BAR0;
 	bool touches_cmd = offset < PCI_COMMAND + 2 && offset + len > PCI_COMMAND;
-	if (touches_bars || touches_cmd)
+	bool touches_rom = offset < PCI_ROM_ADDRESS + 4 && offset + len > PCI_ROM_ADDRESS;
+	if (touches_bars || touches_cmd || touches_rom)
 		update_bars(f);
 	if (f->ops && f->ops->config_written)
 		f->ops->config_written(f->opaque, offset, len);

@@ -23,6 +23,7 @@
 #define PCI_BAR0          0x10
 #define PCI_SUBSYS_VENDOR 0x2c
 #define PCI_SUBSYS_ID     0x2e
+#define PCI_ROM_ADDRESS   0x30    /* expansion ROM BAR (type-0 header) */
 #define PCI_CAP_PTR       0x34
 #define PCI_INT_LINE      0x3c
 #define PCI_INT_PIN       0x3d
@@ -35,6 +36,10 @@
 #define PCI_BAR_MEM64     0x04
 #define PCI_BAR_IO        0x01
 #define PCI_IO_SPACE_END  0x10000 /* x86 port space: an I/O BAR maps below it */
+#define PCI_ROM_ENABLE    0x1     /* bit 0 of the ROM BAR: address decode enable */
+#define PCI_ROM_ADDR_MASK 0xfffff800u /* bits 31:11: the address; bits 10:1 reserved (read 0) */
+#define PCI_ROM_MIN_SIZE  0x800   /* 2 KiB: the smallest ROM BAR */
+#define PCI_ROM_MAX_SIZE  (16u << 20) /* the largest ROM a function may declare (16 MiB) */
 
 /* The MMIO window BARs may be placed in, and the mapping rules' view of RAM. */
 struct pci_window {
@@ -50,6 +55,22 @@ struct pci_bar {
 	const struct bus_ops *ops;
 	void *opaque;
 	const char *name;
+};
+
+/* Reads `len` (1..8) bytes at `off` of a function's expansion ROM into `data`; `off + len` is
+ * inside the ROM BAR (the owner fills bytes past its content as it sees fit). */
+typedef void (*pci_rom_read_fn)(void *opaque, uint64_t off, void *data, uint32_t len);
+
+/* The function's expansion ROM (pci_func_add_rom): a read-only memory BAR at config 0x30. */
+struct pci_rom {
+	uint32_t size;         /* BAR size: a power of two, 2 KiB..16 MiB; 0: no ROM (0x30 reads 0) */
+	uint64_t mapped_at;
+	bool mapped;
+	pci_rom_read_fn read;
+	void *opaque;
+	const char *name;
+	uint64_t reads;        /* guest reads served */
+	uint64_t writes_dropped; /* guest writes into the ROM, dropped */
 };
 
 struct pci_func;
@@ -89,6 +110,7 @@ struct pci_func {
 	uint8_t trap_off, trap_len;     /* config bytes whose accesses call ops->config_trap */
 	uint8_t passthrough[PCI_CFG_SIZE / 8]; /* bit per byte: the device's own (config_passthrough) */
 	struct pci_bar bars[PCI_NUM_BARS];
+	struct pci_rom rom;
 	struct bus *mmio;
 	struct bus *pio;                /* I/O BARs' bus (pci_func_add_io_bar), NULL without one */
 	struct pci_window window;
@@ -118,6 +140,21 @@ int pci_func_add_bar(struct pci_func *f, unsigned idx, uint64_t size, bool is64,
  * range. Its accesses go to `ops`/`opaque`. Returns 0 or -EINVAL. Call before the guest runs. */
 int pci_func_add_io_bar(struct pci_func *f, unsigned idx, uint32_t size, struct bus *pio,
 			const struct bus_ops *ops, void *opaque, const char *name);
+
+/* Declares an expansion ROM of `size` bytes (a power of two, PCI_ROM_MIN_SIZE..PCI_ROM_MAX_SIZE)
+ * at config offset 0x30: the guest sizes it by writing all-ones (bits 31:11 follow the size,
+ * bit 0 is its enable, bits 10:1 read 0). It is on `mmio` only while its enable bit AND the
+ * command register's memory decode are on, at an address that passes the memory BARs' checks
+ * (inside the window, over no other range); refused placements are counted in refused_maps.
+ * Reads of any width (1..8) go to `read`; writes are dropped, counted in rom.writes_dropped and
+ * logged rate-limited: nothing the guest does reaches the owner but reads. Returns 0 or
+ * -EINVAL (bad size, a ROM already declared). Call before the guest runs. */
+int pci_func_add_rom(struct pci_func *f, uint32_t size, pci_rom_read_fn read, void *opaque,
+		     const char *name);
+
+/* Programs the ROM BAR's address to `addr` (aligned to its size), its enable bit off, as
+ * firmware would. No-op without a ROM. */
+void pci_func_set_rom_addr(struct pci_func *f, uint64_t addr);
 
 /* Programs BAR `idx` to `addr`, as firmware would, without enabling decode. */
 void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr);

@@ -236,6 +236,7 @@ void vfio_dev_destroy(struct vfio_dev *d)
 		log_info("%s: no reset at exit (the kernel resets it when msivm closes it)", d->name);
 	pci_func_destroy(&d->func);
 	vfio_bar_release(d);
+	vfio_rom_release(d);
 	pci_intx_close(&d->intx);
 	if (d->has_msix)
 		msix_destroy(&d->msix);

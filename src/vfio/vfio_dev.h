@@ -17,6 +17,7 @@
 #include "util/log.h"
 
 /* VFIO's PCI region and interrupt indexes (linux/vfio.h), without the kernel header. */
+#define VFIO_DEV_ROM_REGION    6
 #define VFIO_DEV_CONFIG_REGION 7
 #define VFIO_DEV_IRQ_INTX 0
 #define VFIO_DEV_IRQ_MSI  1
@@ -63,6 +64,7 @@ struct vfio_dev_desc {
 	struct vfio_region_desc bars[PCI_NUM_BARS];
 	uint32_t irq_count[VFIO_DEV_NIRQ];  /* VFIO_DEVICE_GET_IRQ_INFO counts */
 	bool can_reset;                     /* VFIO_DEVICE_FLAGS_RESET */
+	uint64_t rom_size;                  /* the ROM region's size (0: the device has none) */
 };
 
 /* One BAR of the device: its trapped accesses and the parts the guest reaches directly. */
@@ -143,6 +145,8 @@ struct vfio_dev {
 	uint32_t msi_count;                 /* MSI messages VFIO has while active is MSI */
 	bool broken;                        /* the device stopped answering: reads all-ones */
 	struct vfio_relay relay;
+	uint8_t *rom;                       /* rom=on: the device's expansion ROM, read at setup */
+	uint32_t rom_len;                   /* ... its bytes (the BAR may be larger: reads 0 past) */
 	struct vfio_dev_stats stats;
 	struct ratelimit rl;
 };
@@ -216,6 +220,17 @@ int vfio_relay_run(struct vfio_dev *d, uint16_t vec);
 /* vfio_relay.c: the relay eventfds unwatched and closed (VFIO must hold them no more).
  * Safe when the relay never started, and twice. */
 void vfio_relay_stop(struct vfio_dev *d);
+
+/* vfio_rom.c: rom=on, after vfio_dev_init and before the guest runs: the device's expansion
+ * ROM (VFIO's ROM region of `rom_size` bytes) read once through ops->read and offered as the
+ * function's ROM BAR (pci_func_add_rom, a power of two >= the ROM; the guest reads 0 past the
+ * content, as QEMU's vfio-pci). rom_size 0 (the device has none): one log line, 0x30 keeps
+ * reading 0, returns 0. A ROM over PCI_ROM_MAX_SIZE or one that cannot be read is refused:
+ * returns -errno with a message. */
+int vfio_rom_setup(struct vfio_dev *d, uint64_t rom_size, struct error *err);
+
+/* vfio_rom.c: frees the ROM's copy (after the function is gone). Safe twice. */
+void vfio_rom_release(struct vfio_dev *d);
 
 /* vfio_bar.c: the BAR areas msivm maps (mmappable minus the MSI-X table and PBA pages),
  * mapped through ops->map. Returns 0 or -errno with a message. */

@@ -198,6 +198,10 @@ static int device_info(struct vfio_host *h, struct vfio_dev_desc *desc, struct e
 			return ret;
 	if ((ret = region_info(h, VFIO_PCI_CONFIG_REGION_INDEX, NULL, err)))
 		return ret;
+	/* The expansion ROM (used with rom=on only): a failed query is a device without one. */
+	struct error rom_err;
+	if (region_info(h, VFIO_PCI_ROM_REGION_INDEX, NULL, &rom_err) == 0)
+		desc->rom_size = h->region_size[VFIO_PCI_ROM_REGION_INDEX];
 	for (unsigned i = 0; i < VFIO_DEV_NIRQ && i < di.num_irqs; i++) {
 		struct vfio_irq_info ii = { .argsz = sizeof(ii), .index = i };
 		if (ioctl(h->device, VFIO_DEVICE_GET_IRQ_INFO, &ii) == 0 &&

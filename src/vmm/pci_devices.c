@@ -11,7 +11,7 @@
 #include "vmm/vm_state.h"
 
 /* Places every BAR of `f`, naturally aligned, as firmware would: memory BARs in the window, I/O
- * BARs from port PCI_IO_START up. */
+ * BARs from port PCI_IO_START up, then its expansion ROM (if any) in the window, disabled. */
 static int assign_bars(struct vm *vm, struct pci_func *f, struct error *err)
 {
 	for (unsigned i = 0; i < PCI_NUM_BARS; i++) {
@@ -30,6 +30,14 @@ static int assign_bars(struct vm *vm, struct pci_func *f, struct error *err)
 		if (addr + size > PCI_MMIO_END)
 			return error_set(err, -ENOSPC, "%s: PCI MMIO window full", f->name);
 		pci_func_set_bar_addr(f, i, addr);
+		vm->pci_next_bar = addr + size;
+	}
+	if (f->rom.size) { /* the expansion ROM too, enable off: the guest turns it on to read it */
+		uint64_t size = f->rom.size, addr = (vm->pci_next_bar + size - 1) & ~(size - 1);
+		if (addr + size > PCI_MMIO_END || addr + size > (1ULL << 32))
+			return error_set(err, -ENOSPC, "%s: PCI MMIO window full (expansion ROM)",
+					 f->name);
+		pci_func_set_rom_addr(f, addr);
 		vm->pci_next_bar = addr + size;
 	}
 	return 0;

@@ -1,4 +1,4 @@
-/* Fuzz target: PCI config space through CF8/CFC and ECAM, BAR moves (memory and I/O), MSI-X table/PBA and MSI, three virtio functions and pci-testdev on bus 0. */
+/* Fuzz target: PCI config space through CF8/CFC and ECAM, BAR and expansion ROM moves (memory and I/O), MSI-X table/PBA and MSI, three virtio functions and pci-testdev on bus 0. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +62,36 @@ static void check_bars(const struct rig *r)
 			 (io->mapped_at + io->size <= PCI_CONFIG_ADDR_PORT ||
 			  io->mapped_at >= PCI_CONFIG_DATA_PORT + 4));
 	FZ_CHECK(r->td->current >= -1 && r->td->current < PCI_TESTDEV_NTESTS);
+	/* pci-testdev's expansion ROM: on the bus only with its enable bit and memory decode on, at
+	 * its config address, inside the window, over no BAR. */
+	const struct pci_func *tf = &r->td->func;
+	const struct pci_rom *rom = &tf->rom;
+	if (rom->mapped) {
+		uint32_t reg = pci_cfg_get32(tf, PCI_ROM_ADDRESS);
+		FZ_CHECK((reg & PCI_ROM_ENABLE) && (pci_cfg_get16(tf, PCI_COMMAND) & PCI_CMD_MEMORY));
+		FZ_CHECK(rom->mapped_at == (reg & PCI_ROM_ADDR_MASK) && rom->mapped_at % rom->size == 0);
+		FZ_CHECK(rom->mapped_at >= FZ_WIN_START && rom->mapped_at + rom->size <= FZ_WIN_END);
+		if (m->mapped)
+			FZ_CHECK(m->mapped_at + m->size <= rom->mapped_at ||
+				 rom->mapped_at + rom->size <= m->mapped_at);
+		for (unsigned a = 0; a < NDEV * PCI_NUM_BARS; a++) {
+			const struct pci_bar *x = &r->t[a / PCI_NUM_BARS]->func.bars[a % PCI_NUM_BARS];
+			if (x->mapped)
+				FZ_CHECK(x->mapped_at + x->size <= rom->mapped_at ||
+					 rom->mapped_at + rom->size <= x->mapped_at);
+		}
+	}
+}
+
+#define FZ_ROM_SIZE 0x1000u
+
+/* pci-testdev's ROM for the fuzzer: a pattern, every byte in the BAR readable. */
+static void fz_rom_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	(void)opaque;
+	FZ_CHECK(off + len <= FZ_ROM_SIZE && len >= 1 && len <= 8);
+	for (uint32_t i = 0; i < len; i++)
+		((uint8_t *)data)[i] = (uint8_t)(off + i);
 }
 
 static void bus_access(struct bus *bus, uint64_t addr, uint8_t l, uint64_t v)
@@ -123,6 +153,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	next = (next + PCI_TESTDEV_MEM_SIZE - 1) & ~(uint64_t)(PCI_TESTDEV_MEM_SIZE - 1);
 	pci_func_set_bar_addr(&r->td->func, 0, next);
 	pci_func_set_bar_addr(&r->td->func, 1, 0xc000);
+	if (pci_func_add_rom(&r->td->func, FZ_ROM_SIZE, fz_rom_read, NULL, "fz-rom"))
+		abort();
+	next += PCI_TESTDEV_MEM_SIZE;
+	pci_func_set_rom_addr(&r->td->func, (next + FZ_ROM_SIZE - 1) & ~(uint64_t)(FZ_ROM_SIZE - 1));
 	while (in.left) {
 		uint8_t op = fz_u8(&in) % FZP_NOPS;
 		switch (op) {

@@ -318,6 +318,17 @@ static void seeds_pci(const char *t)
 	put(&s, FZP_MMIO, 1); put(&s, 0x20000000, 4); put(&s, 0x83, 1); put(&s, 0, 8);     /* ECAM via the hole */
 	put(&s, FZP_SIGNAL, 1); put(&s, 1, 1); put(&s, 3, 1);
 	save(t, "msi-mmio", &s);
+	start(&s);
+	put(&s, 0, 1);
+	pio(&s, 0, 2, 0x80002030);           /* 00:04.0 (pci-testdev) expansion ROM BAR */
+	pio(&s, 4, 2, 0xffffffff);           /* sizing */
+	pio(&s, 4, 0x80 | 2, 0);
+	pio(&s, 4, 2, 0xc0200001);           /* placed, enabled */
+	pio(&s, 0, 2, 0x80002004);
+	pio(&s, 4, 1, 0x02);                 /* memory decode on: the ROM is reachable */
+	put(&s, FZP_MMIO, 1); put(&s, 0x200000, 4); put(&s, 0x83, 1); put(&s, 0, 8);     /* read */
+	put(&s, FZP_MMIO, 1); put(&s, 0x200ffe, 4); put(&s, 0x07, 1); put(&s, ~0ull, 8); /* write */
+	save(t, "rom-enable-read", &s);
 }
 
 /* ---- fuzz_virtq ---- */

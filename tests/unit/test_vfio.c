@@ -45,6 +45,10 @@ struct fake_dev {
 	struct slot_rec slots[64];
 	unsigned slot_calls;
 	unsigned outstanding_maps;
+	const uint8_t *rom;              /* the ROM region (6): NULL none */
+	uint32_t rom_len;
+	unsigned rom_reads, rom_writes;
+	bool rom_fails;                  /* the kernel cannot read it (a bad ROM header) */
 };
 
 static void put16(uint8_t *c, unsigned off, uint16_t v) { c[off] = (uint8_t)v; c[off + 1] = (uint8_t)(v >> 8); }
@@ -60,7 +64,12 @@ static int f_read(void *ctx, unsigned region, uint64_t off, void *buf, uint32_t 
 		memcpy(buf, fd->cfg + off, len);
 	else if (region == 0 && off + len <= BAR0_SIZE)
 		memcpy(buf, fd->bar0 + off, len);
-	else
+	else if (region == VFIO_DEV_ROM_REGION && !(fd->cfg[PCI_COMMAND] & PCI_CMD_MEMORY))
+		return -EIO; /* vfio-pci: no ROM (nor BAR) access while memory decode is off */
+	else if (region == VFIO_DEV_ROM_REGION && off + len <= fd->rom_len && !fd->rom_fails) {
+		fd->rom_reads++;
+		memcpy(buf, fd->rom + off, len);
+	} else
 		return -ERANGE;
 	return 0;
 }
@@ -69,6 +78,8 @@ static int f_write(void *ctx, unsigned region, uint64_t off, const void *buf, ui
 {
 	struct fake_dev *fd = ctx;
 	fd->writes++;
+	if (region == VFIO_DEV_ROM_REGION)
+		fd->rom_writes++;
 	if (fd->dead)
 		return -EIO;
 	if (region == VFIO_DEV_CONFIG_REGION && off + len <= PCI_CFG_SIZE)
@@ -785,6 +796,119 @@ static void test_sparse_areas_are_trusted_only_inside_the_bar(void **state)
 	fake_vm_free(vm);
 }
 
+/* ---- the expansion ROM (rom=on) ---- */
+
+#define ROM_LEN  (150u << 10)   /* not a power of two: the BAR is 256 KiB, 0 past the content */
+#define ROM_BAR  (256u << 10)
+#define ROM_AT   0xC0100000u
+
+static uint8_t *rom_image(void)
+{
+	uint8_t *r = malloc(ROM_LEN);
+	assert_non_null(r);
+	for (uint32_t i = 0; i < ROM_LEN; i++)
+		r[i] = (uint8_t)(i ^ (i >> 8) ^ 0x3c);
+	r[0] = 0x55;
+	r[1] = 0xaa;
+	return r;
+}
+
+static uint64_t guest_rd(struct fx *x, uint64_t addr, uint32_t len)
+{
+	uint64_t v = 0;
+	bus_read(&x->vm->mmio, addr, &v, len);
+	return v;
+}
+
+static void test_rom_offered_read_once_and_served_read_only(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
+	uint8_t *img = rom_image();
+	x->fd.rom = img;
+	x->fd.rom_len = ROM_LEN;
+	struct error err = { "" };
+	assert_int_equal(vfio_rom_setup(&x->d, ROM_LEN, &err), 0);
+	assert_int_equal(x->fd.rom_reads, 3); /* 150 KiB in 64 KiB reads, once */
+	/* Memory decode was on for the read only: the device is left as init left it. */
+	assert_int_equal(x->fd.cfg[PCI_COMMAND] & PCI_CMD_MEMORY, 0);
+	/* Sizing: 256 KiB, the enable bit, reserved bits 0. */
+	assert_int_equal(cfg_rd(x, 0x30, 4), 0);
+	cfg_wr(x, 0x30, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(x, 0x30, 4), (uint32_t)~(ROM_BAR - 1) | 1u);
+	/* Reachable only with the enable bit and memory decode both on. */
+	cfg_wr(x, 0x30, 4, ROM_AT);
+	cfg_wr(x, PCI_COMMAND, 2, PCI_CMD_MEMORY);
+	assert_int_equal(guest_rd(x, ROM_AT, 2), 0xffff);
+	cfg_wr(x, PCI_COMMAND, 2, 0);
+	cfg_wr(x, 0x30, 4, ROM_AT | 1u);
+	assert_int_equal(guest_rd(x, ROM_AT, 2), 0xffff);
+	cfg_wr(x, PCI_COMMAND, 2, PCI_CMD_MEMORY);
+	assert_int_equal(guest_rd(x, ROM_AT, 2), 0xaa55);
+	/* Every width, through the guest's MMIO, from the copy: no device read. */
+	for (uint32_t len = 1; len <= 8; len *= 2)
+		for (uint32_t off = 0x12340 & ~(len - 1); off < 0x12360; off += len) {
+			uint64_t want = 0;
+			memcpy(&want, img + off, len);
+			assert_int_equal(guest_rd(x, ROM_AT + off, len), want);
+		}
+	uint64_t want = 0;
+	memcpy(&want, img + ROM_LEN - 4, 4);
+	assert_int_equal(guest_rd(x, ROM_AT + ROM_LEN - 4, 8), want); /* 4 past the end read 0 */
+	assert_int_equal(guest_rd(x, ROM_AT + ROM_BAR - 4, 4), 0);
+	assert_int_equal(x->fd.rom_reads, 3);
+	/* Writes of any width: dropped, counted, never reach the device. */
+	unsigned writes = x->fd.writes;
+	for (uint32_t len = 1; len <= 8; len *= 2) {
+		uint64_t v = 0;
+		bus_write(&x->vm->mmio, ROM_AT + 0x100, &v, len);
+	}
+	assert_int_equal(x->fd.writes, writes);
+	assert_int_equal(x->fd.rom_writes, 0);
+	assert_int_equal(x->d.func.rom.writes_dropped, 4);
+	memcpy(&want, img + 0x100, 4);
+	assert_int_equal(guest_rd(x, ROM_AT + 0x100, 4), want & 0xffffffffu);
+	/* A move: the old place is gone, the new one reads the ROM. */
+	cfg_wr(x, 0x30, 4, (ROM_AT + ROM_BAR) | 1u);
+	assert_int_equal(guest_rd(x, ROM_AT, 2), 0xffff);
+	assert_int_equal(guest_rd(x, ROM_AT + ROM_BAR, 2), 0xaa55);
+	/* Over BAR0 (decoding): refused, BAR0's pages keep their KVM slot. */
+	cfg_wr(x, PCI_BAR0, 4, 0xC0200000u | PCI_BAR_MEM64);
+	assert_true(x->fd.slots[SLOT_BASE].present);
+	uint64_t refused = x->d.func.refused_maps;
+	cfg_wr(x, 0x30, 4, 0xC0200000u | 1u);
+	assert_false(x->d.func.rom.mapped);
+	assert_int_equal(x->d.func.refused_maps, refused + 1);
+	assert_true(x->fd.slots[SLOT_BASE].present);
+	fx_free(x);
+	free(img);
+}
+
+static void test_rom_absent_too_big_or_unreadable(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
+	struct error err = { "" };
+	/* No ROM on the device: no ROM BAR, 0x30 reads 0 whatever the guest writes. */
+	assert_int_equal(vfio_rom_setup(&x->d, 0, &err), 0);
+	cfg_wr(x, 0x30, 4, 0xffffffff);
+	assert_int_equal(cfg_rd(x, 0x30, 4), 0);
+	assert_int_equal(x->d.func.rom.size, 0);
+	/* Over 16 MiB: refused before any read. */
+	assert_int_equal(vfio_rom_setup(&x->d, 32u << 20, &err), -EFBIG);
+	assert_non_null(strstr(err.msg, "16 MiB"));
+	assert_int_equal(x->fd.rom_reads, 0);
+	/* A ROM the kernel cannot read: refused, nothing offered. */
+	uint8_t *img = rom_image();
+	x->fd.rom = img;
+	x->fd.rom_len = ROM_LEN;
+	x->fd.rom_fails = true;
+	assert_true(vfio_rom_setup(&x->d, ROM_LEN, &err) < 0);
+	assert_non_null(strstr(err.msg, "cannot be read"));
+	assert_int_equal(x->d.func.rom.size, 0);
+	assert_null(x->d.rom);
+	fx_free(x);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +931,8 @@ int main(void)
 		cmocka_unit_test(test_device_that_stops_answering),
 		cmocka_unit_test(test_destroy_leaves_device_quiet),
 		cmocka_unit_test(test_sparse_areas_are_trusted_only_inside_the_bar),
+		cmocka_unit_test(test_rom_offered_read_once_and_served_read_only),
+		cmocka_unit_test(test_rom_absent_too_big_or_unreadable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
