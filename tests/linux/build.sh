@@ -192,9 +192,10 @@ build_l2() {
 	# button + evdev: the ACPI power button as an input device (power=button)
 	# vmw_vsock_virtio_transport (with vsock): AF_VSOCK over msivm's --vsock
 	# ext4: the kata configuration mounts the container disk attached through PATCH /drives
-	# nvme: the controller the vfio configuration passes through (tests/linux/vfio-init)
+	# nvme, vmxnet3: the controller and the NIC the vfio configuration passes through
+	# (tests/linux/vfio-init)
 	for m in virtio_pci virtio_blk virtio_net virtio_console virtio-rng button evdev pvpanic-mmio \
-		vmw_vsock_virtio_transport ext4 nvme; do add_module "$root" "$m"; done
+		vmw_vsock_virtio_transport ext4 nvme vmxnet3; do add_module "$root" "$m"; done
 	vsk "$root"
 	install -m 755 "$here/guest-init" "$root/init"
 	install -m 644 "$here/kata-guest" "$root/kata-guest"
@@ -233,9 +234,10 @@ build_l1() {
 	busybox_root "$root"
 	# vhost_net (with vhost, vhost_iotlb, tap): /dev/vhost-net for the vhost configuration;
 	# vhost_vsock (with vsock): /dev/vhost-vsock for its --vsock backend=vhost and QEMU's
-	# vfio_iommu_type1, vfio-pci: the vfio configuration passes L1's emulated NVMe through
+	# vfio_iommu_type1, vfio-pci: the vfio configuration passes L1's emulated NVMe through;
+	# virtio_net: the peer of the vmxnet3 NIC it passes through (run-vfio.sh's msi variant)
 	for m in irqbypass kvm kvm-amd tun vhost_net vhost_vsock loop virtio_pci virtio_blk \
-		vfio_iommu_type1 vfio-pci; do
+		virtio_net vfio_iommu_type1 vfio-pci; do
 		add_module "$root" "$m"
 	done
 	copy_with_libs "$root" "$MSIVM" /lc/msivm

@@ -8,6 +8,10 @@
 #          counts its interrupts under I/O, reboots (msivm resets the device and builds the VM
 #          again), drives the device again and reads the pattern back, powers off
 #   intx   msivm, the guest booted pci=nomsi: the device's INTx through KVM's resampling irqfd
+#   msi    msivm --device ...,irq=msi with L1's emulated vmxnet3 NIC (the one device with plain
+#          MSI, an IOMMU-clean model in QEMU and a driver in Debian's cloud kernel: docs/vfio.md)
+#          wired by L0's hub to L1's virtio-net: the guest (lc.dev=net) sends a 1 MiB pattern to
+#          an echo server here, which keeps it, and pings this host 2000 times
 #   qemu   QEMU's vfio-pci (-device vfio-pci,host=BDF,rombar=0) with MSI-X: the reference
 #
 # and checks beside the guest's verdicts: the VMM's exit status, VFIO's own interrupt handlers in
@@ -15,7 +19,9 @@
 # (tracepoints kvm_msi_set_irq / kvm_set_irq) and, for msivm, its --stats-json: no interrupt of an
 # unmasked vector relayed by msivm itself, no device error. Writes LC_OUT/vfio/results.txt
 # ("PASS vfio.<variant>.<check> detail" / "FAIL ...: why") and the logs beside it. The patterns
-# land at 1, 2 and 3 MiB of the NVMe's image, which check-linux.sh looks for after L1 exits.
+# land at 1, 2 and 3 MiB of the NVMe's image, which check-linux.sh looks for after L1 exits (and
+# msi's in L0's capture of the vmxnet3's wire). lc.vfiovariants=a,b on L1's command line runs
+# only those variants (check-linux.sh: LC_VFIO_VARIANTS).
 set -u
 OUT=${LC_OUT:-/out}
 WORK=${LC_WORK:-/work}
@@ -33,6 +39,20 @@ res() { # PASS|FAIL name detail
 	if [ "$1" = PASS ]; then echo "PASS vfio.$2 $3" >>"$d/results.txt"; else echo "FAIL vfio.$2: $3" >>"$d/results.txt"; fi
 }
 cond() { if [ "$1" = 0 ]; then res PASS "$2" "$3"; else res FAIL "$2" "$3"; fi; }
+only=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc\.vfiovariants=//p')
+want() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+# bind_vfio PATH: the PCI function at PATH handed to vfio-pci; prints "driver group members".
+bind_vfio() {
+	echo vfio-pci >"$1/driver_override"
+	[ -e "$1/driver" ] && echo "${1##*/}" >"$1/driver/unbind"
+	echo "${1##*/}" >/sys/bus/pci/drivers_probe
+	local drv grp
+	drv=$(readlink "$1/driver" 2>/dev/null)
+	grp=$(readlink "$1/iommu_group" 2>/dev/null)
+	grp=${grp##*/}
+	echo "${drv##*/} ${grp:-none} $(ls "/sys/kernel/iommu_groups/$grp/devices" 2>/dev/null | wc -l)"
+}
 
 # The NVMe controller (class 0x010802), bound to vfio-pci.
 dev=
@@ -44,16 +64,11 @@ if [ -z "$dev" ]; then
 	exit 0
 fi
 bdf=$(basename "$dev")
-echo vfio-pci >"$dev/driver_override"
-[ -e "$dev/driver" ] && echo "$bdf" >"$dev/driver/unbind"
-echo "$bdf" >/sys/bus/pci/drivers_probe
-drv=$(readlink "$dev/driver" 2>/dev/null)
-grp=$(readlink "$dev/iommu_group" 2>/dev/null)
-grp=${grp##*/}
-n=$(ls "/sys/kernel/iommu_groups/$grp/devices" 2>/dev/null | wc -l)
-[ "${drv##*/}" = vfio-pci ] && [ -c "/dev/vfio/$grp" ] && [ "$n" = 1 ]
-cond $? bound "$bdf driven by ${drv##*/}, IOMMU group ${grp:-none} of $n device(s), /dev/vfio/$grp $([ -c "/dev/vfio/$grp" ] && echo present || echo missing)"
-stage "$bdf bound to ${drv##*/}, group $grp ($(dmesg | grep -c -i 'remapping') interrupt-remapping lines in dmesg)"
+set -- $(bind_vfio "$dev")
+drv=$1 grp=$2 n=$3
+[ "$drv" = vfio-pci ] && [ -c "/dev/vfio/$grp" ] && [ "$n" = 1 ]
+cond $? bound "$bdf driven by $drv, IOMMU group $grp of $n device(s), /dev/vfio/$grp $([ -c "/dev/vfio/$grp" ] && echo present || echo missing)"
+stage "$bdf bound to $drv, group $grp ($(dmesg | grep -c -i 'remapping') interrupt-remapping lines in dmesg)"
 
 # KVM's injections in L1, where tracefs has them.
 T=/sys/kernel/debug/tracing
@@ -75,21 +90,22 @@ trace_count() { # EVENT: its lines in the trace since trace_on ("" without trace
 	grep -c "$1:" $T/trace
 }
 
-run() { # variant vmm irq expect power seek extra
-	v=$1 vmm=$2 irq=$3 expect=$4 power=$5 seek=$6 extra=$7
+run() { # variant vmm irq expect power seek extra [device-path]
+	v=$1 vmm=$2 irq=$3 expect=$4 power=$5 seek=$6 extra=$7 pdev=${8:-$dev}
+	want "$v" || return 0
 	vd=$d/$v
 	mkdir -p "$vd"
 	cmdline="console=ttyS0 loglevel=5 panic=-1 rdinit=/vfio-init lc.vfio=$v lc.seek=$seek lc.expect=$expect lc.power=$power${extra:+ $extra}"
 	if [ "$vmm" = msivm ]; then
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
 			--mem 256M --cpus 1 --serial "$vd/serial.log" --stats --stats-json "$vd/stats.json" \
-			--device "path=$dev,id=nvme,irq=$irq" ${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
+			--device "path=$pdev,id=pt,irq=$irq" ${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
 		qcpu=host
 		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
 		set -- "$QEMU" -enable-kvm -M q35 -cpu "$qcpu" -smp 1 -m 256M -nodefaults -no-user-config \
 			-display none -serial "file:$vd/serial.log" -kernel "$KERNEL" -initrd "$INITRD" \
-			-append "$cmdline" -device "vfio-pci,host=$bdf,rombar=0"
+			-append "$cmdline" -device "vfio-pci,host=${pdev##*/},rombar=0"
 	fi
 	printf '%s\n' "$*" >"$vd/vmm.cmd"
 	nreboot=$(echo "$power" | tr ',' '\n' | grep -c -x reboot)
@@ -129,7 +145,39 @@ run() { # variant vmm irq expect power seek extra
 	fi
 }
 
+# The msi variant's NIC: L1's vmxnet3 (15ad:07b0) to vfio-pci, L1's virtio-net on the same L0
+# hub as its peer (10.77.0.1), an echo server that keeps what it echoes.
+net_setup() {
+	nic= peer=
+	for p in /sys/bus/pci/devices/*; do
+		[ "$(cat "$p/vendor" 2>/dev/null):$(cat "$p/device" 2>/dev/null)" = 0x15ad:0x07b0 ] && nic=$p
+		[ "$(basename "$(readlink "$p/driver" 2>/dev/null)")" = virtio-pci ] && [ -d "$p"/virtio*/net ] &&
+			peer=$(ls "$p"/virtio*/net | head -n 1)
+	done
+	if [ -z "$nic" ] || [ -z "$peer" ]; then
+		res FAIL msi.bound "no vmxnet3 (${nic:-missing}) or no virtio-net peer (${peer:-missing}) in L1"
+		return 1
+	fi
+	set -- $(bind_vfio "$nic")
+	[ "$1" = vfio-pci ] && [ -c "/dev/vfio/$2" ] && [ "$3" = 1 ]
+	cond $? msi.bound "vmxnet3 ${nic##*/} driven by $1, IOMMU group $2 of $3 device(s); peer $peer"
+	ip addr add 10.77.0.1/24 dev "$peer" && ip link set "$peer" up
+	mkdir -p "$d/msi"
+	printf '#!/bin/sh\nexec tee %s\n' "$d/msi/received" >"$WORK/vfio-echo"
+	chmod 755 "$WORK/vfio-echo"
+	timeout "$TMO" nc -l -p 5000 -e "$WORK/vfio-echo" </dev/null >/dev/null 2>&1 &
+	echo_pid=$!
+	stage "msi: vmxnet3 ${nic##*/} bound to $1 (group $2), peer $peer 10.77.0.1, echo server pid $echo_pid"
+}
+
 run msix msivm msix msix reboot,off 1 ""
 run intx msivm msix intx off 2 pci=nomsi
+if want msi && net_setup; then
+	run msi msivm msi msi off 0 "lc.dev=net lc.ip=10.77.0.2/24 lc.peer=10.77.0.1" "$nic"
+	kill "$echo_pid" 2>/dev/null
+	yes "lcvfio-msi-pattern-0123456789abcdef" | head -c 1048576 >"$WORK/vfio-pat"
+	cmp -s "$WORK/vfio-pat" "$d/msi/received"
+	cond $? msi.received "the echo server in L1 kept $(wc -c <"$d/msi/received" 2>/dev/null || echo 0) bytes: $(cmp -s "$WORK/vfio-pat" "$d/msi/received" && echo the pattern || echo not the pattern)"
+fi
 run qemu qemu - msix off 3 ""
 stage "done: $(grep -c '^PASS' "$d/results.txt") PASS, $(grep -c '^FAIL' "$d/results.txt") FAIL"

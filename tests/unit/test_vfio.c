@@ -690,6 +690,35 @@ static void test_msi_enable_hands_messages_to_vfio(void **state)
 	fx_free(x);
 }
 
+/* Plain MSI with a masked message: the device's signals wait in the eventfd (no irqfd while
+ * masked, msivm neither drains nor relays them); the unmask assigns the irqfd again, which
+ * KVM finds readable and injects once. */
+static void test_msi_mask_fire_unmask_delivers_once(void **state)
+{
+	struct fx *x = fx_new(8, IRQ_MODE_MSI);
+	uint8_t cap = view_cap(x, MSI_CAP_ID);
+	cfg_wr(x, cap + 4u, 4, MSI_ADDR);
+	cfg_wr(x, cap + 12u, 2, 0x50);
+	cfg_wr(x, cap + 16u, 4, 1u << 1); /* message 1 masked */
+	cfg_wr(x, cap + 2u, 2, 1 | (1 << 4)); /* enable, 2 messages */
+	assert_int_equal(x->d.active, VFIO_IRQ_MSI);
+	assert_true(x->d.msi.vecs[0].bound);
+	assert_false(x->d.msi.vecs[1].bound);
+	int efd = x->d.msi.vecs[1].efd;
+	uint64_t one = 1;
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_int_equal(write(efd, &one, 8), 8);
+	cfg_wr(x, cap + 16u, 4, 0); /* unmask */
+	assert_true(x->d.msi.vecs[1].bound);
+	assert_true(fake_route(x->vm, x->d.msi.vecs[1].gsi)->present);
+	assert_int_equal(efd_take(efd), 2); /* still there for KVM: one wake-up, one injection */
+	assert_int_equal(x->d.msi.delivered[1], 0);
+	assert_int_equal(x->d.msi.replayed[1], 0);
+	/* VFIO kept the same eventfds: masking is msivm's business, not a new SET_IRQS. */
+	assert_int_equal(x->fd.irq_log[x->fd.nirq_log - 1].fds[1], efd);
+	fx_free(x);
+}
+
 /* ---- the hostile guest and the dead device ---- */
 
 static void test_config_writes_at_every_offset(void **state)
@@ -927,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_guest_that_never_unmasks),
 		cmocka_unit_test(test_msix_table_writes_out_of_range),
 		cmocka_unit_test(test_msi_enable_hands_messages_to_vfio),
+		cmocka_unit_test(test_msi_mask_fire_unmask_delivers_once),
 		cmocka_unit_test(test_config_writes_at_every_offset),
 		cmocka_unit_test(test_device_that_stops_answering),
 		cmocka_unit_test(test_destroy_leaves_device_quiet),
