@@ -149,6 +149,23 @@ uint64_t pci_func_bar_addr(const struct pci_func *f, unsigned idx)
 	return addr;
 }
 
+#define PCI_BAR_PREFETCH 0x08
+
+/* A memory BAR's read-only type bits (64-bit, prefetchable). */
+static uint32_t mem_bar_type(const struct pci_bar *b)
+{
+	return (b->is64 ? PCI_BAR_MEM64 : 0) | (b->prefetch ? PCI_BAR_PREFETCH : 0);
+}
+
+void pci_func_set_bar_prefetch(struct pci_func *f, unsigned idx)
+{
+	if (idx >= PCI_NUM_BARS || !f->bars[idx].size || f->bars[idx].io)
+		return;
+	f->bars[idx].prefetch = true;
+	uint32_t off = PCI_BAR0 + idx * 4;
+	pci_cfg_set32(f, off, pci_cfg_get32(f, off) | PCI_BAR_PREFETCH);
+}
+
 void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr)
 {
 	uint32_t off = PCI_BAR0 + idx * 4;
@@ -156,7 +173,7 @@ void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr)
 		pci_cfg_set32(f, off, ((uint32_t)addr & ~0x3u) | PCI_BAR_IO);
 		return;
 	}
-	pci_cfg_set32(f, off, ((uint32_t)addr & ~0xfu) | (f->bars[idx].is64 ? PCI_BAR_MEM64 : 0));
+	pci_cfg_set32(f, off, ((uint32_t)addr & ~0xfu) | mem_bar_type(&f->bars[idx]));
 	if (f->bars[idx].is64)
 		pci_cfg_set32(f, off + 4, (uint32_t)(addr >> 32));
 }

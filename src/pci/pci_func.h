@@ -49,6 +49,7 @@ struct pci_window {
 struct pci_bar {
 	uint64_t size;         /* power of two >= 16 (I/O: 4..256); 0: BAR not implemented */
 	bool is64;
+	bool prefetch;         /* a memory BAR marked prefetchable (bit 3) */
 	bool io;               /* an I/O BAR: on the port bus while I/O decode is on */
 	uint64_t mapped_at;    /* guest address while mapped */
 	bool mapped;
@@ -155,6 +156,10 @@ int pci_func_add_rom(struct pci_func *f, uint32_t size, pci_rom_read_fn read, vo
 /* Programs the ROM BAR's address to `addr` (aligned to its size), its enable bit off, as
  * firmware would. No-op without a ROM. */
 void pci_func_set_rom_addr(struct pci_func *f, uint64_t addr);
+
+/* Marks memory BAR `idx` prefetchable (its read-only bit 3, as the device it stands for has
+ * it). Call after pci_func_add_bar, before the guest runs. */
+void pci_func_set_bar_prefetch(struct pci_func *f, unsigned idx);
 
 /* Programs BAR `idx` to `addr`, as firmware would, without enabling decode. */
 void pci_func_set_bar_addr(struct pci_func *f, unsigned idx, uint64_t addr);

@@ -79,6 +79,8 @@ static int declare_bars(struct vfio_dev *d, const uint8_t *cfg, const struct vfi
 		if (ret)
 			return error_set(err, ret, "%s: BAR%u cannot be declared", d->name, i);
 		b->size = size;
+		if (raw & 0x08) /* prefetchable, as on the device */
+			pci_func_set_bar_prefetch(&d->func, i);
 		if (is64)
 			i++; /* the upper half */
 	}

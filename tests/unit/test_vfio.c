@@ -308,6 +308,25 @@ static void test_view_shows_device_ids_and_only_emulated_caps(void **state)
 	fx_free(x);
 }
 
+static void bar0_prefetchable(struct fake_dev *fd)
+{
+	put32(fd->cfg, PCI_BAR0, PCI_BAR_MEM64 | 0x08 | 0xfe000000u);
+}
+
+static void test_bar_keeps_the_device_prefetchable_bit(void **state)
+{
+	struct fx *x = fx_new_with(8, IRQ_MODE_MSIX, bar0_prefetchable);
+	assert_int_equal(cfg_rd(x, PCI_BAR0, 4) & 0xf, PCI_BAR_MEM64 | 0x08);
+	cfg_wr(x, PCI_BAR0, 4, 0xffffffff); /* sizing keeps the type bits */
+	assert_int_equal(cfg_rd(x, PCI_BAR0, 4), (uint32_t)~(BAR0_SIZE - 1) | PCI_BAR_MEM64 | 0x08);
+	pci_func_set_bar_addr(&x->d.func, 0, fake_window().start);
+	assert_int_equal(cfg_rd(x, PCI_BAR0, 4), (uint32_t)fake_window().start | PCI_BAR_MEM64 | 0x08);
+	fx_free(x);
+	x = fx_new(8, IRQ_MODE_MSIX); /* and a device without it has none */
+	assert_int_equal(cfg_rd(x, PCI_BAR0, 4) & 0xf, PCI_BAR_MEM64);
+	fx_free(x);
+}
+
 static void test_device_registers_between_caps_reach_the_device(void **state)
 {
 	struct fx *x = fx_new(8, IRQ_MODE_MSIX);
@@ -942,6 +961,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_view_shows_device_ids_and_only_emulated_caps),
+		cmocka_unit_test(test_bar_keeps_the_device_prefetchable_bit),
 		cmocka_unit_test(test_device_registers_between_caps_reach_the_device),
 		cmocka_unit_test(test_caps_that_do_not_fit_are_appended),
 		cmocka_unit_test(test_modes_limit_the_caps_offered),
