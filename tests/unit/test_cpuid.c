@@ -172,6 +172,23 @@ static void test_timing_leaf_added_under_the_kvm_signature(void **state)
 	free(t);
 }
 
+/* KVM_CAP_TSC_DEADLINE_TIMER sets leaf 1 ECX bit 24 (KVM's supported set may lack it); without
+ * the capability the bit is left as KVM gave it; --cpuid-hide tsc-deadline still hides it. */
+static void test_tsc_deadline_added_with_the_capability(void **state)
+{
+	(void)state;
+	struct table *t = make_table();
+	leaf(t, 1, 0)->ecx &= ~(1u << 24);
+	cpuid_add_tsc_deadline(&t->c, false);
+	assert_false(leaf(t, 1, 0)->ecx & (1u << 24));
+	cpuid_add_tsc_deadline(&t->c, true);
+	assert_true(leaf(t, 1, 0)->ecx & (1u << 24));
+	assert_int_equal(leaf(t, 1, 0)->ecx | (1u << 24), ALL & ~(1u << 31)); /* nothing else */
+	cpuid_filter(&t->c, 0, 1, parse_ok("tsc-deadline"));
+	assert_false(leaf(t, 1, 0)->ecx & (1u << 24));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_feature_rejected),
 		cmocka_unit_test(test_feature_names_listed),
 		cmocka_unit_test(test_timing_leaf_added_under_the_kvm_signature),
+		cmocka_unit_test(test_tsc_deadline_added_with_the_capability),
 	};
 	return cmocka_run_group_tests_name("cpuid", tests, NULL, NULL);
 }

@@ -11,11 +11,19 @@
 
 #define CPUID_MAX_ENTRIES 1024
 #define CPUID1_ECX_HYPERVISOR (1u << 31)
+#define CPUID1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID1_EDX_HTT (1u << 28)
 
 static size_t cpuid_bytes(uint32_t nent)
 {
 	return sizeof(struct kvm_cpuid2) + nent * sizeof(struct kvm_cpuid_entry2);
+}
+
+void cpuid_add_tsc_deadline(struct kvm_cpuid2 *c, bool have)
+{
+	for (uint32_t i = 0; have && i < c->nent; i++)
+		if (c->entries[i].function == 1)
+			c->entries[i].ecx |= CPUID1_ECX_TSC_DEADLINE;
 }
 
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out, struct error *err)
@@ -26,6 +34,8 @@ int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out, struct error *err)
 			return error_set(err, -ENOMEM, "out of memory for CPUID");
 		c->nent = nent;
 		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
+			cpuid_add_tsc_deadline(c, ioctl(kvm_fd, KVM_CHECK_EXTENSION,
+							KVM_CAP_TSC_DEADLINE_TIMER) > 0);
 			*out = c;
 			return 0;
 		}

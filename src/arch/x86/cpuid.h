@@ -3,13 +3,19 @@
 #define MSIVM_ARCH_X86_CPUID_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/error.h"
 
-/* Returns KVM's supported CPUID table (malloc'd; free() it) in *out.
- * Returns 0 or -errno with a message. */
+/* Returns KVM's supported CPUID table (malloc'd; free() it) in *out, with the TSC-deadline
+ * timer (leaf 1 ECX bit 24) where KVM has KVM_CAP_TSC_DEADLINE_TIMER: KVM emulates it in its
+ * LAPIC (msivm's is always in the kernel) but does not list it there before Linux 6.x's later
+ * releases; QEMU and Firecracker add it the same way. Returns 0 or -errno with a message. */
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out, struct error *err);
+
+/* Sets leaf 1's TSC-deadline bit in `c` when `have` (KVM_CAP_TSC_DEADLINE_TIMER). */
+void cpuid_add_tsc_deadline(struct kvm_cpuid2 *c, bool have);
 
 /* A set of features to hide from the guest: bit i stands for the i-th
  * name cpuid_feature_name() lists. 0 hides nothing. */
