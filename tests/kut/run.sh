@@ -25,10 +25,12 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# The suite: KUT_SRC, else the shared copy beside this tree or at /work/shared.
+# The suite: KUT_SRC, else the copy in this tree (third_party/), else the shared copy beside it or
+# at /work/shared.
 find_src() {
 	local c
-	for c in ${KUT_SRC:-} "$top/../shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz" \
+	for c in ${KUT_SRC:-} "$top/third_party/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz" \
+		"$top/../shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz" \
 		/work/shared/kvm-unit-tests/kvm-unit-tests-1da1819e.tar.gz; do
 		[ -f "$c" ] && { echo "$c"; return 0; }
 	done
