@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CTRL_ENABLE   0x0001
 #define CTRL_MMC_SHIFT 1
@@ -75,6 +76,30 @@ static void set_pending(struct msi *m, uint32_t i, bool on)
 	pci_cfg_set32(m->func, m->cap + OFF_PENDING, p);
 }
 
+/* A device that writes the eventfds itself (VFIO: commit_at_once) leaves a masked message's
+ * signals in its eventfd, which has no irqfd then (lock held). Takes them into the pending bit,
+ * as PCI has it (set while masked and signalled, however often), so that the guest sees them and
+ * the unmask delivers them once from that bit. Messages msivm signals itself pend in msi_signal. */
+static void collect(struct msi *m, uint32_t i)
+{
+	uint64_t n;
+	if (m->commit_at_once && !m->vecs[i].bound && m->vecs[i].efd >= 0 &&
+	    read(m->vecs[i].efd, &n, sizeof(n)) == sizeof(n) && n) {
+		set_pending(m, i, true);
+		m->pended[i]++;
+	}
+}
+
+void msi_collect_pending(struct msi *m)
+{
+	pthread_mutex_lock(&m->func->lock);
+	uint32_t n = msi_nr_enabled(m);
+	for (uint32_t i = 0; i < n; i++)
+		if (masked(m, i))
+			collect(m, i);
+	pthread_mutex_unlock(&m->func->lock);
+}
+
 static bool addr_valid(uint32_t lo, uint32_t hi)
 {
 	return hi == 0 && (lo & 0xfff00000u) == 0xfee00000u;
@@ -102,6 +127,10 @@ void msi_config_written(struct msi *m)
 		}
 		/* Multiple messages: the low log2(n) data bits carry the message number. */
 		uint32_t d = (data & ~(n - 1)) | i;
+		/* Becoming deliverable: what the device left in the eventfd goes by the pending bit,
+		 * so a signal taken by a pending read and one after it are one message, not two. */
+		if (!m->vecs[i].bound)
+			collect(m, i);
 		if (irq_vec_bind(&m->vecs[i], lo, hi, d))
 			continue;
 		if (pci_cfg_get32(f, m->cap + OFF_PENDING) & (1u << i)) {

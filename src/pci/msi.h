@@ -22,7 +22,8 @@ struct msi {
 	uint8_t log2_enabled;       /* MME as honoured (clamped to MMC) */
 	bool enabled;
 	bool commit_at_once;        /* a device signals the eventfds itself (VFIO): routes reach
-				     * KVM at each config write, not at msivm's next delivery */
+				     * KVM at each config write, not at msivm's next delivery, and a
+				     * masked message's eventfd count is its pending bit's to take */
 	struct irq_vec vecs[MSI_MAX_VECTORS];
 	uint64_t delivered[MSI_MAX_VECTORS], pended[MSI_MAX_VECTORS], replayed[MSI_MAX_VECTORS];
 	uint64_t dropped;
@@ -40,6 +41,11 @@ void msi_set_path(struct msi *m, enum irq_path path);
  * number of messages, address, data and mask bits; binds routes for
  * unmasked messages and replays pending ones. */
 void msi_config_written(struct msi *m);
+
+/* Before a guest read of the pending bits (takes the function lock): takes the signals a
+ * device writing the eventfds itself (commit_at_once: VFIO) left in a masked message's
+ * eventfd into its pending bit; the unmask then delivers it once (msi_config_written). */
+void msi_collect_pending(struct msi *m);
 
 /* Messages currently enabled (1, 2, 4...), 0 while MSI is disabled. Lock held. */
 uint32_t msi_nr_enabled(const struct msi *m);

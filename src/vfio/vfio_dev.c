@@ -120,8 +120,18 @@ static void config_written(void *opaque, uint32_t off, uint32_t len)
 	vfio_irq_sync(d);
 }
 
+/* A guest read of msivm's MSI pending bits (the trap range, no lock held): the device's
+ * signals to masked messages, waiting in their eventfds, become pending bits first. */
+static void config_trap(void *opaque, bool write)
+{
+	struct vfio_dev *d = opaque;
+	if (!write && d->has_msi)
+		msi_collect_pending(&d->msi);
+}
+
 static const struct pci_func_ops vfio_func_ops = {
 	.config_written = config_written,
+	.config_trap = config_trap,
 	.bar_moved = vfio_bar_moved,
 	.config_passthrough = vfio_cfg_passthrough,
 };
@@ -154,6 +164,8 @@ static int add_irq_caps(struct vfio_dev *d, const uint8_t *cfg, const struct vfi
 		vfio_cfg_own(d, d->msi.cap, MSI_CAP_LEN);
 		d->has_msi = true;
 		d->msi.commit_at_once = true;
+		d->func.trap_off = (uint8_t)(d->msi.cap + MSI_OFF_PENDING);
+		d->func.trap_len = 4;
 	}
 	d->has_intx = desc->irq_count[VFIO_DEV_IRQ_INTX] && cfg[PCI_INT_PIN];
 	if (!d->has_intx)

@@ -201,6 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				unsigned v = fz_u8(&in);
 				if (d->has_msix && v < d->msix.nvec)
 					FZ_CHECK(write(d->msix.vecs[v].efd, &one, 8) == 8);
+				else if (d->has_msi && v < (1u << d->msi.log2_capable)) /* MSI */
+					FZ_CHECK(write(d->msi.vecs[v].efd, &one, 8) == 8);
 				break;
 			}
 			default: /* the device stops answering */
@@ -217,6 +219,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					if (d->dev_has_msix && i == 0) /* no slot over the table or PBA pages */
 						FZ_CHECK(a->off + a->size <= 0x2000 || a->off >= 0x4000);
 				}
+			/* An MSI message with an irqfd has nothing pending: the unmask delivered it. */
+			for (unsigned v = 0; d->has_msi && v < (1u << d->msi.log2_capable); v++)
+				FZ_CHECK(!(d->msi.vecs[v].bound &&
+					   (pci_cfg_get32(&d->func, d->msi.cap + MSI_OFF_PENDING) >> v & 1)));
 			/* msivm itself relays nothing. */
 			for (unsigned v = 0; d->has_msix && v < d->msix.nvec; v++)
 				FZ_CHECK(d->msix.stats[v].irqfd == 0);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_vm.h"
 #include "pci/msi.h"
@@ -369,6 +370,33 @@ static void test_non_msi_address_drops(void **state)
 	assert_int_equal(fired(x, 0), 1);
 }
 
+/* A device writing the eventfds itself (commit_at_once: VFIO): msi_collect_pending, called
+ * before a pending read, takes a masked message's eventfd count into its pending bit; without
+ * that flag the eventfds are msivm's own and are left alone. */
+static void test_collect_pending_takes_external_signals(void **state)
+{
+	struct fx *x = *state;
+	enable(x, 0x40, 2);
+	cw(x, OFF_MASK, 4, 1u << 3);
+	uint64_t one = 1;
+	assert_int_equal(write(x->m.vecs[3].efd, &one, 8), 8);
+	msi_collect_pending(&x->m);
+	assert_int_equal(cr(x, OFF_PENDING, 4), 0); /* not an external writer's eventfd */
+	assert_int_equal(fired(x, 3), 1);
+
+	x->m.commit_at_once = true;
+	assert_int_equal(write(x->m.vecs[3].efd, &one, 8), 8);
+	assert_int_equal(write(x->m.vecs[1].efd, &one, 8), 8); /* unmasked: KVM's irqfd reads it */
+	msi_collect_pending(&x->m);
+	assert_int_equal(cr(x, OFF_PENDING, 4), 1u << 3);
+	assert_int_equal(fired(x, 1), 1);
+	assert_int_equal(x->m.pended[3], 1);
+	cw(x, OFF_MASK, 4, 0);
+	assert_int_equal(fired(x, 3), 1);
+	assert_int_equal(x->m.replayed[3], 1);
+	assert_int_equal(cr(x, OFF_PENDING, 4), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup4, teardown)
@@ -386,6 +414,7 @@ int main(void)
 		T(test_data_change_moves_the_route),
 		T(test_masked_message_pends_and_unmask_replays_once),
 		T(test_pending_survives_unrelated_config_writes),
+		T(test_collect_pending_takes_external_signals),
 		T(test_disabled_msi_drops),
 		T(test_non_msi_address_drops),
 	};

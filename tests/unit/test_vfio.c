@@ -574,13 +574,23 @@ static void test_mask_fire_unmask_delivers_exactly_once(void **state)
 	/* msivm never relayed an interrupt of an unmasked vector itself. */
 	for (unsigned i = 0; i < 8; i++)
 		assert_int_equal(x->d.msix.stats[i].irqfd, 0);
-	/* Without a PBA read: the count waits in the eventfd, which KVM reads when the irqfd
-	 * is assigned again at the unmask; msivm adds nothing. */
+	/* Without a PBA read: the count waits in the eventfd; the unmask takes it into the
+	 * pending bit and delivers that once, after the route is in KVM. */
 	bar_wr(x, TABLE_OFF + 2 * 16u + 12, 1, 4);
 	assert_int_equal(write(efd, &one, 8), 8);
 	bar_wr(x, TABLE_OFF + 2 * 16u + 12, 0, 4);
 	assert_int_equal(efd_take(efd), 1);
-	assert_int_equal(x->d.msix.stats[2].replayed, 1);
+	assert_int_equal(x->d.msix.stats[2].replayed, 2);
+	/* A signal before a PBA read and one after it: one interrupt at the unmask, not two (a
+	 * count left in the eventfd at the irqfd's assignment and a replay would be two). */
+	bar_wr(x, TABLE_OFF + 2 * 16u + 12, 1, 4);
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_true((bar_rd(x, PBA_OFF, 8) & (1u << 2)) != 0);
+	assert_int_equal(write(efd, &one, 8), 8);
+	bar_wr(x, TABLE_OFF + 2 * 16u + 12, 0, 4);
+	assert_int_equal(efd_take(efd), 1);
+	assert_int_equal(x->d.msix.stats[2].replayed, 3);
+	assert_int_equal(bar_rd(x, PBA_OFF, 8) & (1u << 2), 0);
 	fx_free(x);
 }
 
@@ -709,20 +719,28 @@ static void test_msi_enable_hands_messages_to_vfio(void **state)
 	fx_free(x);
 }
 
-/* Plain MSI with a masked message: the device's signals wait in the eventfd (no irqfd while
- * masked, msivm neither drains nor relays them); the unmask assigns the irqfd again, which
- * KVM finds readable and injects once. */
-static void test_msi_mask_fire_unmask_delivers_once(void **state)
+/* Plain MSI, message 1 masked, MSI enabled with 2 messages (the device's eventfds at VFIO). */
+static struct fx *msi_one_masked(uint8_t *cap)
 {
 	struct fx *x = fx_new(8, IRQ_MODE_MSI);
-	uint8_t cap = view_cap(x, MSI_CAP_ID);
-	cfg_wr(x, cap + 4u, 4, MSI_ADDR);
-	cfg_wr(x, cap + 12u, 2, 0x50);
-	cfg_wr(x, cap + 16u, 4, 1u << 1); /* message 1 masked */
-	cfg_wr(x, cap + 2u, 2, 1 | (1 << 4)); /* enable, 2 messages */
+	*cap = view_cap(x, MSI_CAP_ID);
+	cfg_wr(x, *cap + 4u, 4, MSI_ADDR);
+	cfg_wr(x, *cap + 12u, 2, 0x50);
+	cfg_wr(x, *cap + 16u, 4, 1u << 1); /* message 1 masked */
+	cfg_wr(x, *cap + 2u, 2, 1 | (1 << 4)); /* enable, 2 messages */
 	assert_int_equal(x->d.active, VFIO_IRQ_MSI);
 	assert_true(x->d.msi.vecs[0].bound);
 	assert_false(x->d.msi.vecs[1].bound);
+	return x;
+}
+
+/* Plain MSI with a masked message, no pending read: the device's signals wait in the eventfd
+ * (no irqfd while masked); the unmask takes them into the pending bit and delivers that once,
+ * after the route is in KVM. */
+static void test_msi_mask_fire_unmask_delivers_once(void **state)
+{
+	uint8_t cap;
+	struct fx *x = msi_one_masked(&cap);
 	int efd = x->d.msi.vecs[1].efd;
 	uint64_t one = 1;
 	assert_int_equal(write(efd, &one, 8), 8);
@@ -730,11 +748,74 @@ static void test_msi_mask_fire_unmask_delivers_once(void **state)
 	cfg_wr(x, cap + 16u, 4, 0); /* unmask */
 	assert_true(x->d.msi.vecs[1].bound);
 	assert_true(fake_route(x->vm, x->d.msi.vecs[1].gsi)->present);
-	assert_int_equal(efd_take(efd), 2); /* still there for KVM: one wake-up, one injection */
+	assert_int_equal(efd_take(efd), 1); /* one write after the irqfd: one injection */
+	assert_int_equal(x->d.msi.replayed[1], 1);
 	assert_int_equal(x->d.msi.delivered[1], 0);
-	assert_int_equal(x->d.msi.replayed[1], 0);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0);
 	/* VFIO kept the same eventfds: masking is msivm's business, not a new SET_IRQS. */
 	assert_int_equal(x->fd.irq_log[x->fd.nirq_log - 1].fds[1], efd);
+	fx_free(x);
+}
+
+/* The guest reads the pending bits while message 1 is masked: what the device signalled
+ * there (twice: one bit) shows, the unmask delivers it once and clears it; an unmasked
+ * message's eventfd is KVM's, never taken. */
+static void test_msi_pending_read_shows_masked_signals(void **state)
+{
+	uint8_t cap;
+	struct fx *x = msi_one_masked(&cap);
+	int efd = x->d.msi.vecs[1].efd, efd0 = x->d.msi.vecs[0].efd;
+	uint64_t one = 1;
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0); /* nothing signalled yet */
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_int_equal(write(efd0, &one, 8), 8); /* message 0: unmasked, KVM's */
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 1u << 1);
+	assert_int_equal(cfg_rd(x, cap + 20u, 1), 1u << 1); /* a byte read too, and still set */
+	assert_int_equal(x->d.msi.pended[1], 1);
+	assert_int_equal(efd_take(efd0), 1); /* left for KVM's irqfd */
+	/* Unmask: delivered once, from the pending bit, which clears. */
+	cfg_wr(x, cap + 16u, 4, 0);
+	assert_true(x->d.msi.vecs[1].bound);
+	assert_int_equal(efd_take(efd), 1);
+	assert_int_equal(x->d.msi.replayed[1], 1);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0);
+	/* A signal after the pending read and one before it are one message at the unmask, not
+	 * two (the pending bit is one bit). */
+	cfg_wr(x, cap + 16u, 4, 1u << 1);
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 1u << 1);
+	assert_int_equal(write(efd, &one, 8), 8);
+	cfg_wr(x, cap + 16u, 4, 0);
+	assert_int_equal(efd_take(efd), 1);
+	assert_int_equal(x->d.msi.replayed[1], 2);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0);
+	/* Masked and unmasked with nothing signalled: nothing delivered, nothing pending. */
+	cfg_wr(x, cap + 16u, 4, 1u << 1);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0);
+	cfg_wr(x, cap + 16u, 4, 0);
+	assert_int_equal(efd_take(efd), 0);
+	assert_int_equal(x->d.msi.replayed[1], 2);
+	fx_free(x);
+}
+
+/* MSI disabled while a masked message's signal is pending: the bit stays (PCI leaves pending
+ * bits alone), and the re-enable with the message unmasked delivers it once. */
+static void test_msi_pending_survives_disable(void **state)
+{
+	uint8_t cap;
+	struct fx *x = msi_one_masked(&cap);
+	int efd = x->d.msi.vecs[1].efd;
+	uint64_t one = 1;
+	assert_int_equal(write(efd, &one, 8), 8);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 1u << 1);
+	cfg_wr(x, cap + 2u, 2, 1 << 4); /* disabled */
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 1u << 1);
+	cfg_wr(x, cap + 16u, 4, 0);
+	assert_int_equal(efd_take(efd), 0); /* disabled: nothing delivered */
+	cfg_wr(x, cap + 2u, 2, 1 | (1 << 4));
+	assert_int_equal(efd_take(efd), 1);
+	assert_int_equal(cfg_rd(x, cap + 20u, 4), 0);
 	fx_free(x);
 }
 
@@ -977,6 +1058,8 @@ int main(void)
 		cmocka_unit_test(test_msix_table_writes_out_of_range),
 		cmocka_unit_test(test_msi_enable_hands_messages_to_vfio),
 		cmocka_unit_test(test_msi_mask_fire_unmask_delivers_once),
+		cmocka_unit_test(test_msi_pending_read_shows_masked_signals),
+		cmocka_unit_test(test_msi_pending_survives_disable),
 		cmocka_unit_test(test_config_writes_at_every_offset),
 		cmocka_unit_test(test_device_that_stops_answering),
 		cmocka_unit_test(test_destroy_leaves_device_quiet),
