@@ -278,6 +278,18 @@ vfio_image_checks() {
 	rm -f "$B/vfio-nvme.img" "$B/vfio-net.pcap"
 }
 
+# vfio_rom FILE: an 8 KiB PCI option ROM for L1's NVMe (romfile=): 55 AA, a PCIR structure
+# (1b36:0010, one image of 16 x 512 bytes, the last), code type 3 (EFI) so that L1's SeaBIOS
+# does not run it, then a text pattern. The msix variant reads it back in L2 through msivm's
+# rom=on (run-vfio.sh, vfio-init), compared by its sha256 (lc.vfiorom on L1's command line).
+vfio_rom() {
+	{
+		printf '\125\252\020' && head -c 21 /dev/zero && printf '\040\000' && head -c 6 /dev/zero
+		printf 'PCIR\066\033\020\000\000\000\030\000\000\002\010\001\020\000\000\000\003\200\000\000'
+		yes "lcvfio-rom-0123456789abcdef" | head -c $((8192 - 0x38))
+	} >"$1"
+}
+
 # One L1 boot running the given configurations; sets l1_rc and l1_log.
 run_l1() { # attempt configs...
 	local attempt=$1
@@ -292,7 +304,8 @@ run_l1() { # attempt configs...
 	case " $* ${lab:+lab: $lab} " in *" vfio "* | *" lab: "*"--vfio "*) # the lab's passthrough experiment too
 		rm -f "$B/vfio-nvme.img" && truncate -s 64M "$B/vfio-nvme.img"
 		machine=q35,kernel-irqchip=split
-		vfio="-device intel-iommu,intremap=on,caching-mode=on -drive file=$B/vfio-nvme.img,if=none,id=nvme0,format=raw -device nvme,serial=msivmvfio,drive=nvme0,msix_qsize=8"
+		vfio_rom "$B/vfio-nvme.rom"
+		vfio="-device intel-iommu,intremap=on,caching-mode=on -drive file=$B/vfio-nvme.img,if=none,id=nvme0,format=raw -device nvme,serial=msivmvfio,drive=nvme0,msix_qsize=8,romfile=$B/vfio-nvme.rom"
 		# ... and a vmxnet3 NIC (plain MSI: run-vfio.sh's msi variant) on a hub with a
 		# virtio-net NIC L1 keeps as its peer, its wire captured here
 		rm -f "$B/vfio-net.pcap"
@@ -301,7 +314,7 @@ run_l1() { # attempt configs...
 		vfio="$vfio -object filter-dump,id=vxdump,netdev=vxw0,file=$B/vfio-net.pcap"
 		# no_timer_check: with interrupt remapping, a TCG L1 that missed the IO-APIC timer check
 		# panicked ("timer doesn't work through Interrupt-remapped IO-APIC", 1 boot in 2)
-		iommu=" intel_iommu=on no_timer_check" ;;
+		iommu=" intel_iommu=on no_timer_check lc.vfiorom=$(sha256sum <"$B/vfio-nvme.rom" | cut -d' ' -f1)" ;;
 	esac
 	l1_log=$LOGS/l1-$attempt.log
 	rm -f "$img" && truncate -s "$([ -n "${LC_KEEPCORE:-}" ] && echo 2G || echo 128M)" "$img"

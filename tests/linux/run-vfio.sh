@@ -53,6 +53,9 @@ bind_vfio() {
 	grp=${grp##*/}
 	echo "${drv##*/} ${grp:-none} $(ls "/sys/kernel/iommu_groups/$grp/devices" 2>/dev/null | wc -l)"
 }
+# lc.vfiorom=SHA256 (check-linux.sh): L0 gave the NVMe an expansion ROM (romfile=); the msix
+# variant passes it with rom=on and the guest reads it back (vfio-init's rom check)
+romsha=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc\.vfiorom=//p')
 
 # The NVMe controller (class 0x010802), bound to vfio-pci.
 dev=
@@ -96,10 +99,12 @@ run() { # variant vmm irq expect power seek extra [device-path]
 	vd=$d/$v
 	mkdir -p "$vd"
 	cmdline="console=ttyS0 loglevel=5 panic=-1 rdinit=/vfio-init lc.vfio=$v lc.seek=$seek lc.expect=$expect lc.power=$power${extra:+ $extra}"
+	devx=
+	[ "$v" = msix ] && [ -n "$romsha" ] && devx=,rom=on && cmdline="$cmdline lc.rom=$romsha"
 	if [ "$vmm" = msivm ]; then
 		set -- "$MSIVM" run -v --kernel "$KERNEL" --initrd "$INITRD" --cmdline "$cmdline" \
 			--mem 256M --cpus 1 --serial "$vd/serial.log" --stats --stats-json "$vd/stats.json" \
-			--device "path=$pdev,id=pt,irq=$irq" ${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
+			--device "path=$pdev,id=pt,irq=$irq$devx" ${LC_HIDE:+--cpuid-hide "$LC_HIDE"}
 	else
 		qcpu=host
 		for f in $(echo "${LC_HIDE:-}" | tr ',' ' '); do qcpu="$qcpu,-$f"; done
