@@ -194,11 +194,22 @@ static int chips_load(struct vm *vm, const json_t *o, struct error *err)
 
 /* ---- the whole state ---- */
 
+/* --testdev's devices keep state a snapshot does not carry (fw_cfg's selector and offset,
+ * pc-testdev's scratch register and IRQ line levels, pci-testdev's selected test, BARs and
+ * ioeventfds): such a VM is neither saved nor restored. */
+#define TESTDEV_REFUSED "--testdev: kvm-unit-tests' test devices (fw_cfg, pc-testdev, pci-testdev, " \
+	"the PM timer) are not part of a snapshot: a VM with them is not saved or restored"
+
 json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 			  struct error *err)
 {
 	*refused = false;
 	err->msg[0] = '\0';
+	if (vm->cfg.testdev) {
+		*refused = true;
+		error_set(err, -EOPNOTSUPP, TESTDEV_REFUSED);
+		return NULL;
+	}
 	if (!config_json)
 		config_json = "{}";
 	json_error_t jerr;
@@ -478,6 +489,8 @@ static int shape_check(const struct vm *vm, const json_t *root, struct error *er
 int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy, struct error *err)
 {
 	int ret;
+	if (vm->cfg.testdev)
+		return error_set(err, -EOPNOTSUPP, TESTDEV_REFUSED);
 	if ((ret = cpu_check(vm, json_object_get(root, "cpu"), err)) ||
 	    (ret = shape_check(vm, root, err)) ||
 	    (ret = memory_load(vm, json_object_get(root, "memory"), mem_fd, copy, err)) ||

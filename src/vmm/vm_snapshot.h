@@ -48,7 +48,7 @@ struct vm_snapshot_mem_trailer {
  * CPUID features, `config_json` (what --print-config prints), the RAM layout, the irqchip, PIT
  * and kvmclock, every vCPU, COM1 and every device. Returns it (the caller json_decref's it),
  * or NULL with a message; *refused is then true when a device cannot be saved (vhost
- * backends, vsock), false when KVM or memory failed. Nothing is written. */
+ * backends, vsock, VFIO, --testdev's devices), false when KVM or memory failed. Nothing is written. */
 json_t *vm_snapshot_state(struct vm *vm, const char *config_json, bool *refused,
 			  struct error *err);
 
@@ -74,7 +74,7 @@ const json_t *vm_snapshot_config(const json_t *root);
  * trailer: the id the state names, 4 KiB read, no RAM); maps `mem_fd` over guest RAM (private: the file is
  * never written; pages load on first touch) or, with `copy`, reads it in; then the kvmclock,
  * irqchip, PIT, vCPUs, COM1 and devices. Returns 0 or -errno with a message (the VM is then
- * to be destroyed). */
+ * to be destroyed; -EOPNOTSUPP before anything for a VM with --testdev's devices). */
 int vm_snapshot_restore(struct vm *vm, const json_t *root, int mem_fd, bool copy,
 			struct error *err);
 

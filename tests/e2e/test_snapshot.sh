@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: snapshot and restore. A probe snapshotted mid-workload finishes in a new msivm process with its data verified (every interrupt mode); a pending interrupt stays pending; a waiting guest keeps its console; clones; a snapshot never replaces a file (--overwrite does, by rename); bad state files, and a memory file of another snapshot, are refused and left as they were.
+# End-to-end: snapshot and restore. A probe snapshotted mid-workload finishes in a new msivm process with its data verified (every interrupt mode); a pending interrupt stays pending; a waiting guest keeps its console; clones; a --testdev VM is refused (409); a snapshot never replaces a file (--overwrite does, by rename); bad state files, and a memory file of another snapshot, are refused and left as they were.
 set -u
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -133,11 +133,32 @@ if echo_guest e1; then
 	fi
 	echo quit >&3
 fi
+
 exec 3>&-
 wait $pid
 status=$?
 err=""
 [ "$status" = 5 ] && pass "the original guest exits 5 after quit" || fail "the original guest: status $status"
+# ---- --testdev (kvm-unit-tests' devices, whose state a snapshot does not carry): the snapshot is
+# refused with the reason (HTTP 409, status 1 at the CLI), nothing written, the guest goes on.
+if echo_guest t1 --testdev; then
+	out=$(api "$TMP/t1.sock" snapshot --state "$TMP/t.state" --mem "$TMP/t.mem" 2>&1)
+	status=$?
+	echo two >&3
+	if [ "$status" = 1 ] && grep -q 'HTTP 409' <<<"$out" &&
+		grep -q -- "--testdev: kvm-unit-tests' test devices .* are not part of a snapshot" <<<"$out" &&
+		[ ! -e "$TMP/t.state" ] && [ ! -e "$TMP/t.mem" ] && wait_file "$TMP/t1.out" '^probe: echo two$'; then
+		pass "a snapshot of a --testdev VM is refused (409, '--testdev: ... not part of a snapshot'), nothing written, the guest goes on"
+	else
+		fail "snapshot of a --testdev VM: status $status, reply '$out'"
+	fi
+	echo quit >&3
+	exec 3>&-
+	wait $pid
+	status=$? err=""
+	# --testdev: QEMU's debug-exit status, (5 << 1) | 1
+	[ "$status" = 11 ] && pass "the --testdev guest exits 11 after quit" || fail "the --testdev guest: status $status"
+fi
 for k in 1 2; do
 	rm -f "$TMP/cin$k" && mkfifo "$TMP/cin$k"
 	timeout "$E2E_TIMEOUT" "$MSIVM" run --restore "state=$TMP/e.state,mem=$TMP/e.mem" --serial tty \
