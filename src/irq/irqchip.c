@@ -15,6 +15,24 @@ int irqchip_create(int vm_fd, struct error *err)
 	return 0;
 }
 
+int irqchip_pic_bios_bases(int vm_fd, struct error *err)
+{
+	static const uint8_t base[] = { [KVM_IRQCHIP_PIC_MASTER] = 0x08, [KVM_IRQCHIP_PIC_SLAVE] = 0x70 };
+	for (uint32_t id = KVM_IRQCHIP_PIC_MASTER; id <= KVM_IRQCHIP_PIC_SLAVE; id++) {
+		struct kvm_irqchip chip = { .chip_id = id };
+		if (ioctl(vm_fd, KVM_GET_IRQCHIP, &chip))
+			return error_set(err, -errno, "KVM_GET_IRQCHIP (8259 %u) failed: %s", id,
+					 strerror(errno));
+		chip.chip.pic.irq_base = base[id];
+		chip.chip.pic.init_state = 0; /* ICW1-4 done */
+		chip.chip.pic.init4 = 1;
+		if (ioctl(vm_fd, KVM_SET_IRQCHIP, &chip))
+			return error_set(err, -errno, "KVM_SET_IRQCHIP (8259 %u) failed: %s", id,
+					 strerror(errno));
+	}
+	return 0;
+}
+
 int irqchip_line(int vm_fd, uint32_t gsi, int level)
 {
 	struct kvm_irq_level l = { .irq = gsi, .level = (uint32_t)level };

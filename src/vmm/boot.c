@@ -15,6 +15,7 @@
 #include "arch/x86/pvh.h"
 #include "arch/x86/reset_stub.h"
 #include "devices/pm_timer.h"
+#include "irq/irqchip.h"
 #include "util/file.h"
 #include "vmm/vcpu.h"
 
@@ -80,6 +81,9 @@ static int boot_multiboot(struct vm *vm, const struct x86_boot_spec *s,
 	int ret = multiboot_load(&vm->mem, k->data, k->size, &args, &out, &why);
 	if (ret)
 		return error_set(err, ret, "multiboot kernel '%s': %s", s->kernel, why.msg);
+	/* A multiboot kernel expects what a BIOS-booted loader leaves, the PICs included. */
+	if ((ret = irqchip_pic_bios_bases(vm->vm_fd, err)))
+		return ret;
 	return x86_set_multiboot_entry(vm->vcpus[0].fd, out.entry, (uint32_t)MB_INFO_ADDR, err);
 }
 

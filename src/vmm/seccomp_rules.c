@@ -80,6 +80,7 @@ static const unsigned long vcpu_ioctls[] = {
 /* ... and setup (main thread). */
 static const unsigned long setup_ioctls[] = {
 	KVM_GET_IRQCHIP, /* and the control thread's: is the guest listening for its power button */
+	KVM_SET_IRQCHIP, /* a multiboot boot (also a reboot's): the 8259s as a BIOS leaves them */
 	KVM_GET_API_VERSION, KVM_CHECK_EXTENSION, KVM_CREATE_VM, KVM_GET_VCPU_MMAP_SIZE,
 	KVM_CREATE_VCPU, KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, KVM_SET_TSS_ADDR,
 	KVM_SET_USER_MEMORY_REGION, KVM_ENABLE_CAP, KVM_GET_SUPPORTED_CPUID, KVM_SET_CPUID2,
