@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Snapshot a VM at a point of its disk workload, for test_snapshot.sh.
 
-usage: snap_at.py API_SOCKET DEVICE N STATE MEM TIMEOUT_S
+usage: snap_at.py API_SOCKET DEVICE N STATE MEM TIMEOUT_S [READY_FILE]
 Polls msivm's GET /metrics on API_SOCKET every 5 ms until device DEVICE's queue 0 has completed
 at least N requests, then at once sends PUT /vm/snapshot {"state": STATE, "mem": MEM, "resume":
 false} (the VM stays paused) and prints its reply's JSON body. One process does both, so the
 snapshot follows the N-th completion by one request's round trip, not by the start of a client
 process (seconds in a nested host): the workload can be small and still be snapshotted in its
-middle. Exit 0 on a 2xx reply, 1 on another reply, 2 if N was not reached within TIMEOUT_S.
+middle. With READY_FILE, that file is created once this process polls (Python's start alone took
+seconds in a freshly booted nested host, longer than a small workload: start the VM after it).
+Exit 0 on a 2xx reply, 1 on another reply, 2 if N was not reached within TIMEOUT_S.
 """
 import json
 import socket
@@ -36,6 +38,8 @@ def request(method, url, body=b""):
 
 
 deadline = time.time() + timeout
+if len(sys.argv) > 7:
+    open(sys.argv[7], "w").close()
 while True:
     try:
         code, body = request("GET", "/metrics")

@@ -41,12 +41,19 @@ blkkb=4096 total=$((4096 / 2 + 1))
 for m in msix msix-shared msi intx; do
 	img=$TMP/d-$m.img st=$TMP/s-$m.state mem=$TMP/s-$m.mem
 	truncate -s 64M "$img"
+	# The poller first, the VM once it polls: in a freshly booted nested host Python's start
+	# took longer than the whole workload, and the snapshot never came.
+	python3 "$here/snap_at.py" "$TMP/a-$m.sock" 1 200 "$st" "$mem" "$E2E_TIMEOUT" \
+		"$TMP/ready-$m" >"$TMP/snap-$m" 2>&1 &
+	spid=$!
+	until [ -e "$TMP/ready-$m" ] || ! kill -0 $spid 2>/dev/null; do sleep 0.05; done
 	"$MSIVM" run --kernel "$PROBE" --rng "irq=$m" --disk "path=$img,irq=$m" \
 		--cmdline "rng=64 blk=verify blkkb=$blkkb seed=5 qd=4 irq=$m exit=7" \
 		--serial "file=$TMP/c1-$m" --api-socket "$TMP/a-$m.sock" 2>"$TMP/e1-$m" &
 	pid=$!
-	out=$(python3 "$here/snap_at.py" "$TMP/a-$m.sock" 1 200 "$st" "$mem" "$E2E_TIMEOUT" 2>&1)
+	wait $spid
 	status=$?
+	out=$(cat "$TMP/snap-$m")
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	if [ "$status" = 2 ]; then
