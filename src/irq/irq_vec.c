@@ -93,6 +93,12 @@ void irq_vec_unbind(struct irq_vec *v)
 	gsi_routes_clear(v->routes, v->gsi);
 }
 
+bool irq_vec_take_unbound(struct irq_vec *v)
+{
+	uint64_t n;
+	return !v->bound && v->efd >= 0 && read(v->efd, &n, sizeof(n)) == sizeof(n) && n;
+}
+
 int irq_vec_fire(struct irq_vec *v)
 {
 	if (!v->bound)

@@ -47,4 +47,9 @@ void irq_vec_unbind(struct irq_vec *v);
  * must be bound. Returns 0 or -errno. */
 int irq_vec_fire(struct irq_vec *v);
 
+/* For a vector without its irqfd (masked) whose eventfd another writer signals (VFIO): reads
+ * what that writer left there. Returns true if it had signalled at least once; false when
+ * nothing waited, or the vector holds its irqfd (the count is KVM's then). */
+bool irq_vec_take_unbound(struct irq_vec *v);
+
 #endif

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CTRL_ENABLE   0x0001
 #define CTRL_MMC_SHIFT 1
@@ -82,9 +81,7 @@ static void set_pending(struct msi *m, uint32_t i, bool on)
  * the unmask delivers them once from that bit. Messages msivm signals itself pend in msi_signal. */
 static void collect(struct msi *m, uint32_t i)
 {
-	uint64_t n;
-	if (m->commit_at_once && !m->vecs[i].bound && m->vecs[i].efd >= 0 &&
-	    read(m->vecs[i].efd, &n, sizeof(n)) == sizeof(n) && n) {
+	if (m->commit_at_once && irq_vec_take_unbound(&m->vecs[i])) {
 		set_pending(m, i, true);
 		m->pended[i]++;
 	}

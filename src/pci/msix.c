@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MSI_ADDR_MASK 0xfff00000u
 #define MSI_ADDR_BASE 0xfee00000u
@@ -102,9 +101,7 @@ static void deliver(struct msix *m, uint16_t i)
  * while it held no irqfd becomes its pending bit (lock held). */
 static void collect_one(struct msix *m, uint16_t i)
 {
-	uint64_t n;
-	if (!m->vecs[i].bound && m->vecs[i].efd >= 0 &&
-	    read(m->vecs[i].efd, &n, sizeof(n)) == sizeof(n) && n) {
+	if (irq_vec_take_unbound(&m->vecs[i])) {
 		m->pba |= 1ULL << i;
 		m->stats[i].pended++;
 	}

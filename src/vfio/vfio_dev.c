@@ -16,19 +16,13 @@ static uint32_t get32(const uint8_t *c, unsigned off)
 	return (uint32_t)get16(c, off) | (uint32_t)get16(c, off + 2) << 16;
 }
 
-/* The offset of capability `id` of the device, 0 if absent. */
-static uint8_t find_cap(const struct vfio_dev *d, uint8_t id)
-{
-	const struct vfio_cap *c = vfio_cfg_find(&d->caps, id);
-	return c ? c->off : 0;
-}
-
 /* MSI-X of the device, if it has one whose table and PBA lie inside memory BARs msivm
  * offers: its layout and the table size msivm offers (at most MSIX_MAX_VECTORS). */
 static bool msix_layout_of(struct vfio_dev *d, const uint8_t *cfg, struct msix_layout *l,
 			   uint16_t *nvec)
 {
-	uint8_t cap = find_cap(d, CAP_ID_MSIX);
+	const struct vfio_cap *c = vfio_cfg_find(&d->caps, CAP_ID_MSIX);
+	uint8_t cap = c ? c->off : 0;
 	if (!cap || cap > PCI_CFG_SIZE - MSIX_CAP_LEN)
 		return false;
 	uint16_t n = (uint16_t)((get16(cfg, cap + 2) & 0x7ff) + 1);
@@ -152,12 +146,12 @@ static int add_irq_caps(struct vfio_dev *d, const uint8_t *cfg, const struct vfi
 		d->has_msix = true;
 		d->msix.commit_at_once = true;
 	}
-	uint8_t mcap = find_cap(d, CAP_ID_MSI);
+	const struct vfio_cap *mcap = vfio_cfg_find(&d->caps, CAP_ID_MSI);
 	if (d->mode != IRQ_MODE_INTX && mcap && desc->irq_count[VFIO_DEV_IRQ_MSI]) {
-		uint32_t n = 1u << ((get16(cfg, mcap + 2) >> 1) & 7);
+		uint32_t n = 1u << ((get16(cfg, mcap->off + 2u) >> 1) & 7);
 		if (n > desc->irq_count[VFIO_DEV_IRQ_MSI])
 			n = desc->irq_count[VFIO_DEV_IRQ_MSI];
-		vfio_cfg_place(d, vfio_cfg_find(&d->caps, CAP_ID_MSI), MSI_CAP_LEN);
+		vfio_cfg_place(d, mcap, MSI_CAP_LEN);
 		int ret = msi_init(&d->msi, &d->func, routes, n > MSI_MAX_VECTORS ? MSI_MAX_VECTORS : n);
 		if (ret)
 			return error_set(err, ret, "%s: MSI: %s", d->name, strerror(-ret));
